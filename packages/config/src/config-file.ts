@@ -1,0 +1,151 @@
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { Document, isMap, isScalar, parseDocument, type YAMLError } from 'yaml';
+import { writeFileAtomicSync } from './atomic-write.js';
+import { ConfigParseError, HermesConfigError } from './errors.js';
+import { getHermesHome } from './home.js';
+
+export const CONFIG_FILE_NAME = 'config.yaml';
+
+/** How many previous versions of config.yaml a write keeps (`config.yaml.bak.1` is the newest). */
+export const CONFIG_BACKUP_COUNT = 3;
+
+export function getConfigPath(home: string = getHermesHome()): string {
+  return path.join(home, CONFIG_FILE_NAME);
+}
+
+export interface ConfigDocument {
+  readonly file: string;
+  readonly exists: boolean;
+  /** The parsed YAML document; comments and unknown keys survive a write. */
+  readonly document: Document;
+}
+
+function parseError(file: string, error: YAMLError): ConfigParseError {
+  const position = error.linePos?.[0];
+  const reason = error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '';
+  return new ConfigParseError({
+    file,
+    line: position?.line ?? 1,
+    column: position?.col ?? 1,
+    reason: reason || error.code,
+  });
+}
+
+/** Parses YAML text as a config document. Throws `ConfigParseError` / `config_invalid`. */
+export function parseConfigText(text: string, file: string): Document {
+  const document: Document = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const first = document.errors[0];
+  if (first) throw parseError(file, first);
+  const contents = document.contents;
+  const isEmpty = contents === null || (isScalar(contents) && contents.value === null);
+  if (!isEmpty && !isMap(contents)) {
+    throw new HermesConfigError({
+      code: 'config_invalid',
+      message: `${file}: the top level must be a mapping of keys (like "model:"), not a ${isScalar(contents) ? 'single value' : 'list'}`,
+    });
+  }
+  if (isEmpty) document.contents = document.createNode({});
+  return document;
+}
+
+/** Reads `<home>/config.yaml`. A missing file is an empty document. */
+export function readConfigDocument(home: string = getHermesHome()): ConfigDocument {
+  const file = getConfigPath(home);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { file, exists: false, document: new Document({}) };
+    }
+    throw new HermesConfigError({
+      code: 'config_invalid',
+      message: `${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      cause: error,
+    });
+  }
+  return { file, exists: true, document: parseConfigText(text, file) };
+}
+
+/** The plain-data view of `<home>/config.yaml` (an empty object when missing). */
+export function readConfigData(home: string = getHermesHome()): Record<string, unknown> {
+  return documentData(readConfigDocument(home).document);
+}
+
+export function documentData(document: Document): Record<string, unknown> {
+  const data = document.toJS({ maxAliasCount: 100 }) as unknown;
+  return data !== null && typeof data === 'object' && !Array.isArray(data)
+    ? (data as Record<string, unknown>)
+    : {};
+}
+
+function rotateBackups(file: string): void {
+  if (!existsSync(file)) return;
+  for (let index = CONFIG_BACKUP_COUNT - 1; index >= 1; index--) {
+    const from = `${file}.bak.${index}`;
+    if (existsSync(from)) renameSync(from, `${file}.bak.${index + 1}`);
+  }
+  copyFileSync(file, `${file}.bak.1`);
+}
+
+/**
+ * Writes a config document atomically (temp file + fsync + rename, mode 0600), keeping the
+ * previous versions as `config.yaml.bak.1..3`.
+ */
+export function writeConfigDocument(document: Document, home: string = getHermesHome()): string {
+  const file = getConfigPath(home);
+  try {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    rotateBackups(file);
+    writeFileAtomicSync(file, document.toString({ lineWidth: 0 }));
+  } catch (error) {
+    throw new HermesConfigError({
+      code: 'config_write_failed',
+      message: `${file}: cannot be written (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      cause: error,
+    });
+  }
+  return file;
+}
+
+const KEY_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+/** Splits `gateway.loop_watchdog` into segments, rejecting empty or odd segments. */
+export function parseConfigKey(key: string): string[] {
+  const segments = key.split('.');
+  if (key.trim() === '' || segments.some((segment) => !KEY_SEGMENT.test(segment))) {
+    throw new HermesConfigError({
+      code: 'invalid_config_key',
+      message: `invalid config key ${JSON.stringify(key)}: use dotted names such as gateway.loop_watchdog`,
+    });
+  }
+  return segments;
+}
+
+/**
+ * Sets one dotted key in `<home>/config.yaml` and writes it back atomically. Other keys,
+ * comments and unknown sections are kept. Refuses to descend through a non-mapping value.
+ */
+export function setConfigValue(
+  key: string,
+  value: unknown,
+  home: string = getHermesHome(),
+): string {
+  const segments = parseConfigKey(key);
+  const { document, file } = readConfigDocument(home);
+  for (let depth = 1; depth < segments.length; depth++) {
+    const prefix = segments.slice(0, depth);
+    const node = document.getIn(prefix, true);
+    if (node === undefined || node === null) continue;
+    if (!isMap(node) && !(isScalar(node) && node.value === null)) {
+      throw new HermesConfigError({
+        code: 'invalid_config_key',
+        message: `${file}: cannot set ${key}: ${prefix.join('.')} is a value, not a section`,
+      });
+    }
+    if (isScalar(node)) document.setIn(prefix, document.createNode({}));
+  }
+  document.setIn(segments, value);
+  return writeConfigDocument(document, home);
+}

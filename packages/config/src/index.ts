@@ -1,0 +1,76 @@
+export { type AtomicWriteOptions, writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
+export {
+  coerceBoolean,
+  coerceInteger,
+  coerceNumber,
+  coerceString,
+  type NumberRange,
+  parseBooleanToken,
+} from './coerce.js';
+export {
+  CONFIG_BACKUP_COUNT,
+  CONFIG_FILE_NAME,
+  type ConfigDocument,
+  getConfigPath,
+  parseConfigKey,
+  parseConfigText,
+  readConfigData,
+  readConfigDocument,
+  setConfigValue,
+  writeConfigDocument,
+} from './config-file.js';
+export { type ConfigReader, createConfigReader } from './config-reader.js';
+export * from './defaults.js';
+export { applyEnvFile, getEnvFilePath, readEnvFile } from './dotenv.js';
+export { type ConfigErrorCode, ConfigParseError, HermesConfigError } from './errors.js';
+export {
+  type EnvBooleanOverride,
+  readEnvBoolean,
+  readGatewayBoolean,
+  readGatewayKey,
+} from './gateway-keys.js';
+export {
+  getDefaultHermesRoot,
+  getHermesHome,
+  getHomeOverride,
+  getHomeScope,
+  getPlatformDefaultHome,
+  getProcessHermesHome,
+  getSecret,
+  type HomeScope,
+  withHome,
+  withHomeScope,
+} from './home.js';
+export {
+  type ApiServerConfig,
+  type AuxiliaryConfig,
+  type AuxiliaryTaskConfig,
+  type BrowserConfig,
+  type DelegationConfig,
+  type GatewayConfig,
+  type HermesConfig,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  loadConfig,
+  type ModelConfig,
+  type PlatformConfig,
+  resolveBrowserConfig,
+  resolveConfig,
+  resolveGatewayConfig,
+} from './load-config.js';
+export {
+  createProfile,
+  DEFAULT_PROFILE_NAME,
+  getActiveProfileName,
+  getProfileDir,
+  getProfilesRoot,
+  listProfiles,
+  normalizeProfileName,
+  PARKED_MARKER_FILE,
+  PROFILE_NAME_PATTERN,
+  PROFILE_SUBDIRECTORIES,
+  type ProfileInfo,
+  profileMatchesHome,
+  RESERVED_PROFILE_NAMES,
+  validateProfileName,
+} from './profiles.js';

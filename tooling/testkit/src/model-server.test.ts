@@ -1,0 +1,163 @@
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { startModelServer } from './model-server.js';
+
+describe('startModelServer', () => {
+  it('round-trips a streamed tool call through the official openai client', async () => {
+    const server = await startModelServer({
+      script: [
+        {
+          toolCalls: [
+            { id: 'call_1', name: 'read_file', arguments: { path: '/etc/hosts', lines: 20 } },
+          ],
+          chunkSize: 5,
+        },
+        { text: 'The file lists localhost.' },
+      ],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'test-key', maxRetries: 0 });
+      const stream = await client.chat.completions.create({
+        model: 'test-model',
+        stream: true,
+        messages: [{ role: 'user', content: 'read /etc/hosts' }],
+        tools: [
+          { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },
+        ],
+      });
+      let name = '';
+      let args = '';
+      let callId = '';
+      let finish: string | null = null;
+      for await (const chunk of stream) {
+        const choice = chunk.choices[0];
+        for (const delta of choice?.delta.tool_calls ?? []) {
+          callId ||= delta.id ?? '';
+          name += delta.function?.name ?? '';
+          args += delta.function?.arguments ?? '';
+        }
+        finish = choice?.finish_reason ?? finish;
+      }
+      expect(callId).toBe('call_1');
+      expect(name).toBe('read_file');
+      expect(JSON.parse(args)).toEqual({ path: '/etc/hosts', lines: 20 });
+      expect(finish).toBe('tool_calls');
+
+      const final = await client.chat.completions.create({
+        model: 'test-model',
+        messages: [
+          { role: 'user', content: 'read /etc/hosts' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: args } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: '127.0.0.1 localhost' },
+        ],
+      });
+      expect(final.choices[0]?.message.content).toBe('The file lists localhost.');
+      expect(server.modelRequests).toHaveLength(2);
+      const second = server.modelRequests[1]?.body as { messages: Array<{ role: string }> };
+      expect(second.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+      expect(server.requests[0]?.headers.authorization).toBe('Bearer test-key');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('streams plain text in several deltas', async () => {
+    const server = await startModelServer({
+      script: [{ text: 'hello there, general', chunkSize: 4 }],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      const deltas: string[] = [];
+      let usage: unknown;
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) deltas.push(content);
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expect(deltas.join('')).toBe('hello there, general');
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 5 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('injects 429 with Retry-After and 500 errors, then recovers', async () => {
+    const server = await startModelServer({
+      script: [
+        { error: { status: 429, message: 'slow down', retryAfterS: 1 } },
+        { error: { status: 500 } },
+        { text: 'ok' },
+      ],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const call = () =>
+        client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+      const rateLimited = await call().catch((error: unknown) => error);
+      expect(rateLimited).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(
+        (rateLimited as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after'),
+      ).toBe('1');
+      await expect(call()).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+      expect((await call()).choices[0]?.message.content).toBe('ok');
+      await expect(call()).rejects.toThrow(/script exhausted/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('delays a reply by the scripted amount', async () => {
+    const server = await startModelServer({ script: [{ text: 'late', delayMs: 150 }] });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const started = performance.now();
+      await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers /v1/responses and /v1/models, and computes replies from the request', async () => {
+    const server = await startModelServer({
+      models: ['alpha', 'beta'],
+      script: [(request) => ({ text: `echo: ${(request.body as { input: string }).input}` })],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const response = await client.responses.create({ model: 'alpha', input: 'ping' });
+      expect(response.output_text).toBe('echo: ping');
+      const models = await client.models.list();
+      expect(models.data.map((model) => model.id)).toEqual(['alpha', 'beta']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('rejects a wrong API key when one is required', async () => {
+    const server = await startModelServer({ apiKey: 'right', script: [{ text: 'never' }] });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'wrong', maxRetries: 0 });
+      await expect(client.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+      expect(server.remaining).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+});

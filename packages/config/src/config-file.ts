@@ -23,7 +23,8 @@ export interface ConfigDocument {
 
 function parseError(file: string, error: YAMLError): ConfigParseError {
   const position = error.linePos?.[0];
-  const reason = error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? '';
+  // prettyErrors appends " at line L, column C:" and a source excerpt; we report those ourselves.
+  const reason = error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?\s*$/, '') ?? '';
   return new ConfigParseError({
     file,
     line: position?.line ?? 1,
@@ -34,7 +35,7 @@ function parseError(file: string, error: YAMLError): ConfigParseError {
 
 /** Parses YAML text as a config document. Throws `ConfigParseError` / `config_invalid`. */
 export function parseConfigText(text: string, file: string): Document {
-  const document: Document = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const document: Document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = document.errors[0];
   if (first) throw parseError(file, first);
   const contents = document.contents;

@@ -90,14 +90,8 @@ export const apiServerSectionSchema = v.looseObject({
   max_request_bytes: optionalKnob,
 });
 
-export const topLevelSchema = v.looseObject({
-  model: v.nullish(modelSectionSchema),
-  auxiliary: v.nullish(mapping),
-  delegation: v.nullish(mapping),
-  gateway: v.nullish(mapping),
-  browser: optionalKnob,
-  platforms: v.nullish(mapping),
-  platform_toolsets: v.nullish(mapping),
-  api_server: v.nullish(mapping),
-  agent: v.nullish(mapping),
-});
+/**
+ * The top level only checks that the document is a mapping; each section is validated by its own
+ * schema so that one bad key drops just that key, not the whole section.
+ */
+export const topLevelSchema = v.looseObject({});

@@ -25,7 +25,10 @@ export function getPlatformDefaultHome(
     const base = localAppData ? localAppData : path.win32.join(homedir(), 'AppData', 'Local');
     return path.win32.join(base, 'hermes');
   }
-  return path.join(homedir(), '.hermes');
+  // Read HOME from the given environment first, so a scoped env (or a test) decides, as
+  // os.homedir() would for the real process environment.
+  const userHome = env.HOME?.trim() || homedir();
+  return path.join(userHome, '.hermes');
 }
 
 function envHome(env: NodeJS.ProcessEnv): string | undefined {

@@ -1,0 +1,89 @@
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_BACKUP_COUNT, readConfigData, setConfigValue } from './config-file.js';
+import { HermesConfigError } from './errors.js';
+import { loadConfig } from './load-config.js';
+
+const ORIGINAL = `# operator notes: keep this comment
+model:
+  default: first-model # inline comment
+honcho:
+  workspace: team-x
+gateway:
+  loop_watchdog_max_strikes: 5
+`;
+
+async function home(initial?: string): Promise<string> {
+  const dir = (await tempHome()).path;
+  if (initial !== undefined) writeFileSync(path.join(dir, 'config.yaml'), initial);
+  return dir;
+}
+
+describe('setConfigValue', () => {
+  it('edits one dotted key and keeps comments and unknown sections', async () => {
+    const dir = await home(ORIGINAL);
+    setConfigValue('gateway.loop_watchdog_max_strikes', 12, dir);
+    const text = readFileSync(path.join(dir, 'config.yaml'), 'utf8');
+    expect(text).toContain('# operator notes: keep this comment');
+    expect(text).toContain('# inline comment');
+    expect(text).toContain('workspace: team-x');
+    expect(loadConfig({ home: dir }).config.gateway.loopWatchdogMaxStrikes).toBe(12);
+    expect(readConfigData(dir).honcho).toEqual({ workspace: 'team-x' });
+  });
+
+  it('creates missing sections and the file itself', async () => {
+    const dir = await home();
+    setConfigValue('browser.extension_control.enabled', true, dir);
+    expect(loadConfig({ home: dir }).config.browser.extensionControl.enabled).toBe(true);
+  });
+
+  it('writes the file with mode 0600 and no temp files left behind', async () => {
+    const dir = await home(ORIGINAL);
+    setConfigValue('model.default', 'second-model', dir);
+    expect(statSync(path.join(dir, 'config.yaml')).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it(`keeps a ring of ${CONFIG_BACKUP_COUNT} backups, newest first`, async () => {
+    const dir = await home('model: v0\n');
+    for (let version = 1; version <= CONFIG_BACKUP_COUNT + 2; version++) {
+      setConfigValue('model', `v${version}`, dir);
+    }
+    const file = path.join(dir, 'config.yaml');
+    expect(readConfigData(dir).model).toBe(`v${CONFIG_BACKUP_COUNT + 2}`);
+    for (let index = 1; index <= CONFIG_BACKUP_COUNT; index++) {
+      expect(readFileSync(`${file}.bak.${index}`, 'utf8')).toContain(
+        `v${CONFIG_BACKUP_COUNT + 2 - index}`,
+      );
+    }
+    expect(existsSync(`${file}.bak.${CONFIG_BACKUP_COUNT + 1}`)).toBe(false);
+  });
+
+  it('refuses to descend through a value that is not a section', async () => {
+    const dir = await home('model: bare-id\n');
+    expect(() => setConfigValue('model.default', 'x', dir)).toThrow(
+      /model is a value, not a section/,
+    );
+    expect(readConfigData(dir).model).toBe('bare-id');
+  });
+
+  it.each(['', '.', 'a..b', 'gateway.', '../etc', 'a b'])('rejects the key %j', async (key) => {
+    const dir = await home(ORIGINAL);
+    let code: string | undefined;
+    try {
+      setConfigValue(key, 1, dir);
+    } catch (error) {
+      code = HermesConfigError.isInstance(error) ? error.code : undefined;
+    }
+    expect(code).toBe('invalid_config_key');
+    expect(readFileSync(path.join(dir, 'config.yaml'), 'utf8')).toBe(ORIGINAL);
+  });
+
+  it('does not overwrite a file it cannot parse', async () => {
+    const dir = await home('model: [broken\n');
+    expect(() => setConfigValue('model', 'x', dir)).toThrow(/invalid YAML/);
+    expect(readFileSync(path.join(dir, 'config.yaml'), 'utf8')).toBe('model: [broken\n');
+  });
+});

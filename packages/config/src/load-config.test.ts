@@ -1,0 +1,282 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_LOOP_WATCHDOG_INTERVAL_S,
+  DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
+  DEFAULT_LOOP_WATCHDOG_TIMEOUT_S,
+} from './defaults.js';
+import { ConfigParseError, HermesConfigError } from './errors.js';
+import { loadConfig } from './load-config.js';
+
+async function homeWithConfig(yaml: string | undefined): Promise<string> {
+  const home = (await tempHome()).path;
+  if (yaml !== undefined) writeFileSync(path.join(home, 'config.yaml'), yaml);
+  return home;
+}
+
+async function gatewayFor(yaml: string, env: NodeJS.ProcessEnv = {}) {
+  return loadConfig({ home: await homeWithConfig(yaml), env }).config.gateway;
+}
+
+function watchdog(gateway: Awaited<ReturnType<typeof gatewayFor>>) {
+  return [
+    gateway.loopWatchdogProbeIntervalS,
+    gateway.loopWatchdogProbeTimeoutS,
+    gateway.loopWatchdogMaxStrikes,
+  ];
+}
+
+describe('loadConfig: missing and invalid files', () => {
+  it('gives the defaults when config.yaml is missing', async () => {
+    const loaded = loadConfig({ home: await homeWithConfig(undefined), env: {} });
+    expect(loaded.exists).toBe(false);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.config.gateway.loopWatchdog).toBe(true);
+    expect(watchdog(loaded.config.gateway)).toEqual([30, 10, 3]);
+    expect(loaded.config.apiServer).toMatchObject({ host: '127.0.0.1', port: 8642 });
+    expect(loaded.config.delegation.maxIterations).toBe(250);
+    expect(loaded.config.browser.extensionControl).toEqual({
+      enabled: false,
+      developerMode: false,
+    });
+  });
+
+  it('names the file, line and column of invalid YAML', async () => {
+    const home = await homeWithConfig(
+      'model:\n  default: gpt\n  provider: [unclosed\ngateway: {}\n',
+    );
+    let caught: unknown;
+    try {
+      loadConfig({ home });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigParseError);
+    const parseError = caught as ConfigParseError;
+    expect(parseError.code).toBe('config_parse_error');
+    expect(parseError.file).toBe(path.join(home, 'config.yaml'));
+    expect(parseError.line).toBeGreaterThanOrEqual(3);
+    expect(parseError.message).toMatch(new RegExp(`^${parseError.file}:\\d+:\\d+: invalid YAML`));
+  });
+
+  it('rejects a top level that is not a mapping', async () => {
+    const home = await homeWithConfig('- just\n- a list\n');
+    expect(() => loadConfig({ home })).toThrow(/top level must be a mapping/);
+    expect(() => loadConfig({ home })).toThrow(HermesConfigError);
+  });
+
+  it('reports duplicate keys as a YAML error with a location', async () => {
+    const home = await homeWithConfig('model: a\nmodel: b\n');
+    expect(() => loadConfig({ home })).toThrow(/config\.yaml:2:1: invalid YAML/);
+  });
+
+  it('treats an empty file as defaults', async () => {
+    const loaded = loadConfig({ home: await homeWithConfig('# nothing yet\n'), env: {} });
+    expect(loaded.exists).toBe(true);
+    expect(loaded.config.gateway.loopWatchdogMaxStrikes).toBe(3);
+  });
+});
+
+describe('loadConfig: loop watchdog knobs and clamps', () => {
+  it('defaults to 30 / 10 / 3 and exports the same constants', async () => {
+    expect(watchdog(await gatewayFor('{}'))).toEqual([
+      DEFAULT_LOOP_WATCHDOG_INTERVAL_S,
+      DEFAULT_LOOP_WATCHDOG_TIMEOUT_S,
+      DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
+    ]);
+  });
+
+  it('honours explicit top-level values (strikes 12 included)', async () => {
+    const yaml =
+      'loop_watchdog_probe_interval_s: 45\nloop_watchdog_probe_timeout_s: 15\nloop_watchdog_max_strikes: 12\n';
+    expect(watchdog(await gatewayFor(yaml))).toEqual([45, 15, 12]);
+  });
+
+  it('honours a nested gateway: block', async () => {
+    const yaml =
+      'gateway:\n  loop_watchdog_probe_interval_s: 60\n  loop_watchdog_probe_timeout_s: 20\n  loop_watchdog_max_strikes: 20\n';
+    expect(watchdog(await gatewayFor(yaml))).toEqual([60, 20, 20]);
+  });
+
+  it('degrades .inf / .nan to the defaults without an exception', async () => {
+    const yaml =
+      'loop_watchdog_probe_interval_s: .inf\nloop_watchdog_probe_timeout_s: .nan\nloop_watchdog_max_strikes: .inf\n';
+    expect(watchdog(await gatewayFor(yaml))).toEqual([30, 10, 3]);
+  });
+
+  it('degrades 0 / -5 / 0 to the defaults (strikes 0 included)', async () => {
+    const yaml =
+      'loop_watchdog_probe_interval_s: 0\nloop_watchdog_probe_timeout_s: -5\nloop_watchdog_max_strikes: 0\n';
+    expect(watchdog(await gatewayFor(yaml))).toEqual([30, 10, 3]);
+  });
+
+  it('degrades values above the ceiling to the defaults, not to the ceiling', async () => {
+    const yaml =
+      'loop_watchdog_probe_interval_s: 86400\nloop_watchdog_probe_timeout_s: 7200\nloop_watchdog_max_strikes: 1000000000\n';
+    expect(watchdog(await gatewayFor(yaml))).toEqual([30, 10, 3]);
+  });
+
+  it('reads "off" under gateway: as disabled', async () => {
+    expect((await gatewayFor('gateway:\n  loop_watchdog: "off"\n')).loopWatchdog).toBe(false);
+  });
+
+  it('reproduces the reference end-to-end case: false / strikes 12 / interval .inf', async () => {
+    const gateway = await gatewayFor(
+      'gateway:\n  loop_watchdog: false\n  loop_watchdog_max_strikes: 12\n  loop_watchdog_probe_interval_s: .inf\n',
+    );
+    expect([
+      gateway.loopWatchdog,
+      gateway.loopWatchdogMaxStrikes,
+      gateway.loopWatchdogProbeIntervalS,
+    ]).toEqual([false, 12, 30]);
+  });
+
+  it('lets a present top-level key win even when it is falsy', async () => {
+    const gateway = await gatewayFor(
+      'loop_watchdog: false\nloop_watchdog_max_strikes: 0\ngateway:\n  loop_watchdog: true\n  loop_watchdog_max_strikes: 9\n',
+    );
+    expect(gateway.loopWatchdog).toBe(false);
+    // The top-level 0 is present, so it wins — and then degrades to the default, not to the nested 9.
+    expect(gateway.loopWatchdogMaxStrikes).toBe(3);
+  });
+});
+
+describe('loadConfig: other sections', () => {
+  it('lets GATEWAY_MULTIPLEX_PROFILES override config, ignoring junk with a warning', async () => {
+    const yaml = 'gateway:\n  multiplex_profiles: true\n';
+    expect((await gatewayFor(yaml, { GATEWAY_MULTIPLEX_PROFILES: 'off' })).multiplexProfiles).toBe(
+      false,
+    );
+    expect((await gatewayFor(yaml, { GATEWAY_MULTIPLEX_PROFILES: '' })).multiplexProfiles).toBe(
+      true,
+    );
+    const loaded = loadConfig({
+      home: await homeWithConfig(yaml),
+      env: { GATEWAY_MULTIPLEX_PROFILES: 'sometimes' },
+    });
+    expect(loaded.config.gateway.multiplexProfiles).toBe(true);
+    expect(loaded.warnings.join('\n')).toMatch(
+      /GATEWAY_MULTIPLEX_PROFILES="sometimes" is not a boolean/,
+    );
+  });
+
+  it('turns browser extension-control flags on only for a literal true', async () => {
+    const on = loadConfig({
+      home: await homeWithConfig(
+        'browser:\n  extension_control:\n    enabled: true\n    developer_mode: true\n',
+      ),
+    });
+    expect(on.config.browser.extensionControl).toEqual({ enabled: true, developerMode: true });
+    for (const value of ['"true"', 'yes', '1', '[true]', '{a: 1}']) {
+      const loaded = loadConfig({
+        home: await homeWithConfig(
+          `browser:\n  extension_control:\n    enabled: ${value}\n    developer_mode: ${value}\n`,
+        ),
+      });
+      expect(loaded.config.browser.extensionControl).toEqual({
+        enabled: false,
+        developerMode: false,
+      });
+    }
+    const notMapping = loadConfig({ home: await homeWithConfig('browser: true\n') });
+    expect(notMapping.config.browser.extensionControl.enabled).toBe(false);
+  });
+
+  it('accepts model as a bare id or a mapping with the legacy model alias', async () => {
+    expect(loadConfig({ home: await homeWithConfig('model: gpt-5\n') }).config.model.model).toBe(
+      'gpt-5',
+    );
+    const mapping = loadConfig({
+      home: await homeWithConfig(
+        'model:\n  model: legacy-id\n  provider: custom\n  base_url: http://127.0.0.1:9/v1\n  api_mode: chat_completions\n',
+      ),
+    }).config.model;
+    expect(mapping).toEqual({
+      model: 'legacy-id',
+      provider: 'custom',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: '',
+      apiMode: 'chat_completions',
+    });
+  });
+
+  it('replaces a wrongly typed value by its default and says where, without the value', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        'model:\n  default: good-model\n  api_key: [sk-secret-in-a-list]\n  api_mode: telepathy\n',
+      ),
+    });
+    expect(loaded.config.model.model).toBe('good-model');
+    expect(loaded.config.model.apiKey).toBe('');
+    expect(loaded.config.model.apiMode).toBe('');
+    const warnings = loaded.warnings.join('\n');
+    expect(warnings).toMatch(/model\.api_key/);
+    expect(warnings).toMatch(/model\.api_mode/);
+    expect(warnings).not.toMatch(/sk-secret/);
+  });
+
+  it('reads auxiliary.review with its five routing keys', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        'auxiliary:\n  review:\n    provider: openrouter\n    model: anthropic/claude-opus-4.6\n  transient_retries: 9\n',
+      ),
+    });
+    expect(loaded.config.auxiliary.review).toMatchObject({
+      provider: 'openrouter',
+      model: 'anthropic/claude-opus-4.6',
+      baseUrl: '',
+      apiKey: '',
+      apiMode: '',
+    });
+    expect(loaded.config.auxiliary.transientRetries).toBe(2);
+    expect(loaded.config.auxiliary.tasks.vision?.provider).toBe('auto');
+  });
+
+  it('applies the delegation floors and env fallbacks', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        'delegation:\n  max_spawn_depth: 0\n  child_timeout_seconds: 5\n  compression_threshold_tokens: 1000\n  reasoning_effort: false\n  orchestrator_enabled: "no"\n',
+      ),
+      env: { DELEGATION_MAX_CONCURRENT_CHILDREN: '4' },
+    });
+    const delegation = loaded.config.delegation;
+    expect(delegation.maxSpawnDepth).toBe(1);
+    expect(delegation.childTimeoutSeconds).toBe(30);
+    expect(delegation.compressionThresholdTokens).toBe(0);
+    expect(delegation.reasoningEffort).toBe('none');
+    expect(delegation.orchestratorEnabled).toBe(false);
+    expect(delegation.maxConcurrentChildren).toBe(4);
+    expect(loaded.warnings.join('\n')).toMatch(/below floor 1/);
+    expect(loaded.warnings.join('\n')).toMatch(
+      /compression_threshold_tokens must be at least 16000/,
+    );
+  });
+
+  it('reads platforms, platform_toolsets (coerced to strings) and api_server with the env key', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        'platforms:\n  telegram:\n    enabled: yes\n    extra: {token_env: TG}\nplatform_toolsets:\n  api_server: [web, 42, hermes-api-server]\n  cli: not-a-list\napi_server:\n  port: 9000\n',
+      ),
+      env: { API_SERVER_KEY: 'from-env' },
+    });
+    expect(loaded.config.platforms.telegram?.enabled).toBe(true);
+    expect(loaded.config.platforms.telegram?.settings.extra).toEqual({ token_env: 'TG' });
+    expect(loaded.config.platformToolsets).toEqual({
+      api_server: ['web', '42', 'hermes-api-server'],
+    });
+    expect(loaded.config.apiServer).toMatchObject({
+      port: 9000,
+      host: '127.0.0.1',
+      key: 'from-env',
+    });
+  });
+
+  it('keeps unknown keys in raw', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig('honcho:\n  workspace: x\nmodel: m\n'),
+    });
+    expect(loaded.raw.honcho).toEqual({ workspace: 'x' });
+  });
+});

@@ -16,6 +16,8 @@ export const sharedTestConfig = defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // The JSON report feeds the root `pnpm test` summary line (scripts/test-summary.mjs).
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     exclude: ['**/node_modules/**', '**/dist/**'],
   },
 });

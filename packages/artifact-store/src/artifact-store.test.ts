@@ -1,0 +1,335 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { ArtifactStore, type ArtifactStoreOptions } from './artifact-store.js';
+import { DEFAULT_ARTIFACT_TTL_SECONDS, DEFAULT_MAX_ARTIFACT_BYTES } from './constants.js';
+import {
+  ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE,
+  ArtifactChecksumMismatch,
+  ArtifactError,
+  ArtifactExpired,
+  ArtifactMimeRejected,
+  ArtifactNotFound,
+  ArtifactScopeMismatch,
+  ArtifactTooLarge,
+  ArtifactTraversal,
+} from './errors.js';
+
+const scope = { principalId: 'principal:default:aaaa', transportFamily: 'local-api' };
+const bytes = Buffer.from('hello artifact');
+
+function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+async function openStore(options: Partial<ArtifactStoreOptions> = {}) {
+  const home = await tempHome('hermes-artifacts-');
+  const root = path.join(home.path, 'artifacts', 'browser-control');
+  const store = await ArtifactStore.open({ root, ...options });
+  return { store, root };
+}
+
+function manualClock(start = 1_000) {
+  let current = start;
+  return {
+    now: () => current,
+    advanceSeconds(seconds: number) {
+      current += seconds * 1000;
+    },
+  };
+}
+
+async function storeSample(store: ArtifactStore, data: Uint8Array = bytes) {
+  return store.store({ data, filename: 'shot.png', contentType: 'image/png', scope });
+}
+
+describe('ArtifactStore construction', () => {
+  it('creates the root and applies the reference defaults', async () => {
+    const { store, root } = await openStore();
+    expect((await stat(root)).isDirectory()).toBe(true);
+    expect(store.ttlSeconds).toBe(DEFAULT_ARTIFACT_TTL_SECONDS);
+    expect(store.maxBytes).toBe(DEFAULT_MAX_ARTIFACT_BYTES);
+    expect(store.count()).toBe(0);
+  });
+
+  it('clamps the TTL to at least one second and the size limit to at least one byte', async () => {
+    const { store } = await openStore({ ttlSeconds: 0.01, maxBytes: 0 });
+    expect(store.ttlSeconds).toBe(1);
+    expect(store.maxBytes).toBe(1);
+  });
+
+  it('sweeps the orphans of a previous process but keeps unrelated files', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+    const orphanTemp = path.join(root, `${'b'.repeat(32)}.tmp`);
+    await writeFile(orphanTemp, 'half written');
+    await writeFile(path.join(root, 'README'), 'keep me');
+    await writeFile(path.join(root, 'notes.txt'), 'keep me too');
+    await mkdir(path.join(root, 'c'.repeat(32)));
+
+    const reopened = await ArtifactStore.open({ root });
+
+    expect((await readdir(root)).sort()).toEqual(['README', 'c'.repeat(32), 'notes.txt']);
+    expect(() => reopened.validate(receipt.artifactId, scope)).toThrow(ArtifactNotFound);
+  });
+});
+
+describe('ArtifactStore.store', () => {
+  it('rejects an oversize payload before touching the disk', async () => {
+    const { store, root } = await openStore({ maxBytes: 8 });
+    await expect(storeSample(store, Buffer.alloc(9))).rejects.toBeInstanceOf(ArtifactTooLarge);
+    expect(await readdir(root)).toEqual([]);
+    expect(store.count()).toBe(0);
+  });
+
+  it('rejects a content type outside the allowlist before touching the disk', async () => {
+    const { store, root } = await openStore();
+    const attempt = store.store({
+      data: bytes,
+      filename: 'x.html',
+      contentType: 'text/html',
+      scope,
+    });
+    await expect(attempt).rejects.toBeInstanceOf(ArtifactMimeRejected);
+    await expect(attempt).rejects.toThrow('allowlist');
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('checks the size before the content type', async () => {
+    const { store } = await openStore({ maxBytes: 1 });
+    const attempt = store.store({ data: bytes, filename: 'x', contentType: 'text/html', scope });
+    await expect(attempt).rejects.toBeInstanceOf(ArtifactTooLarge);
+  });
+
+  it('refuses a scope without a principal before touching the disk', async () => {
+    const { store, root } = await openStore();
+    const attempt = store.store({
+      data: bytes,
+      filename: 'x.png',
+      contentType: 'image/png',
+      scope: { transportFamily: 'local-api' },
+    });
+    await expect(attempt).rejects.toThrow(ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE);
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('returns a receipt with the normalised type, sanitised name, checksum and TTL', async () => {
+    const { store, root } = await openStore({ wallNow: () => 1_700_000_000_000 });
+    const receipt = await store.store({
+      data: bytes,
+      filename: ' ../shot\n.png ',
+      contentType: 'Image/PNG; charset=binary',
+      scope,
+    });
+    expect(receipt.artifactId).toMatch(/^[0-9a-f]{32}$/);
+    expect(receipt.contentType).toBe('image/png');
+    expect(receipt.filename).toBe('.._shot.png');
+    expect(receipt.sha256).toBe(sha256(bytes));
+    expect(receipt.sizeBytes).toBe(bytes.byteLength);
+    expect(receipt.createdAt).toBe(1_700_000_000);
+    expect(receipt.expiresAt).toBe(1_700_000_000 + DEFAULT_ARTIFACT_TTL_SECONDS);
+    expect(await readdir(root)).toEqual([receipt.artifactId]);
+    expect((await stat(path.join(root, receipt.artifactId))).mode & 0o777).toBe(0o600);
+  });
+
+  it('fails without a receipt or leftover when the write fails', async () => {
+    const { store, root } = await openStore();
+    await rm(root, { recursive: true });
+    await expect(storeSample(store)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(store.count()).toBe(0);
+    await mkdir(root);
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('keeps every one of 12 concurrent uploads loadable', async () => {
+    const { store } = await openStore();
+    const payloads = Array.from({ length: 12 }, (_, index) => Buffer.from(`payload ${index}`));
+    const receipts = await Promise.all(payloads.map((payload) => storeSample(store, payload)));
+    expect(new Set(receipts.map((receipt) => receipt.artifactId)).size).toBe(12);
+    const loaded = await Promise.all(
+      receipts.map((receipt) => store.load(receipt.artifactId, scope)),
+    );
+    expect(loaded.map((artifact) => artifact.data.toString())).toEqual(
+      payloads.map((payload) => payload.toString()),
+    );
+  });
+
+  it('keeps the event loop turning while it writes and reads', async () => {
+    const { store } = await openStore();
+    let turns = 0;
+    let running = true;
+    const spin = () => {
+      turns += 1;
+      if (running) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const receipt = await storeSample(store, Buffer.alloc(4 * 1024 * 1024, 7));
+    const turnsDuringStore = turns;
+    await store.load(receipt.artifactId, scope);
+    running = false;
+    expect(turnsDuringStore).toBeGreaterThanOrEqual(2);
+    expect(turns).toBeGreaterThan(turnsDuringStore);
+  });
+});
+
+describe('ArtifactStore.validate and load', () => {
+  it('validates without consuming, then loads once with the verified bytes', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+
+    expect(store.validate(receipt.artifactId, scope)).toEqual(receipt);
+    expect(store.validate(receipt.artifactId, scope)).toEqual(receipt);
+    const loaded = await store.load(receipt.artifactId, scope);
+
+    expect(loaded.data.equals(bytes)).toBe(true);
+    expect(sha256(loaded.data)).toBe(receipt.sha256);
+    expect(store.count()).toBe(0);
+    expect(await readdir(root)).toEqual([]);
+    await expect(store.load(receipt.artifactId, scope)).rejects.toBeInstanceOf(ArtifactNotFound);
+  });
+
+  it('lets a session-bearing scope of the same principal and family use an upload', async () => {
+    const { store } = await openStore();
+    const receipt = await storeSample(store);
+    const controllerScope = { ...scope, sessionId: 'session-7', profileId: 'default' };
+    expect(store.validate(receipt.artifactId, controllerScope).artifactId).toBe(receipt.artifactId);
+  });
+
+  it('refuses another principal or another transport family without consuming', async () => {
+    const { store } = await openStore();
+    const receipt = await storeSample(store);
+    const otherPrincipal = { principalId: 'principal:default:bbbb', transportFamily: 'local-api' };
+    const otherFamily = { principalId: scope.principalId, transportFamily: 'remote-api' };
+
+    expect(() => store.validate(receipt.artifactId, otherPrincipal)).toThrow(ArtifactScopeMismatch);
+    await expect(store.load(receipt.artifactId, otherFamily)).rejects.toThrow('different scope');
+    expect(() => store.validate(receipt.artifactId, {})).toThrow(
+      ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE,
+    );
+    expect((await store.load(receipt.artifactId, scope)).data.equals(bytes)).toBe(true);
+  });
+
+  it.each([['../escape'], ['not-hex!'], [''], ['ABCDEF0123456789ABCDEF0123456789']])(
+    'refuses the traversal id %j',
+    async (artifactId) => {
+      const { store } = await openStore();
+      expect(() => store.validate(artifactId, scope)).toThrow(ArtifactTraversal);
+      await expect(store.load(artifactId, scope)).rejects.toBeInstanceOf(ArtifactTraversal);
+      await expect(store.load(artifactId, scope)).rejects.toThrow('invalid');
+    },
+  );
+
+  it('reports an unknown id as not found', async () => {
+    const { store } = await openStore();
+    expect(() => store.validate('a'.repeat(32), scope)).toThrow('unknown artifact');
+  });
+
+  it('refuses a tampered file without consuming the artifact', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+    const filePath = path.join(root, receipt.artifactId);
+    await writeFile(filePath, 'tampered bytes');
+
+    await expect(store.load(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactChecksumMismatch,
+    );
+    expect(store.count()).toBe(1);
+
+    await writeFile(filePath, bytes);
+    expect((await store.load(receipt.artifactId, scope)).data.equals(bytes)).toBe(true);
+  });
+
+  it('reports a receipt whose file vanished as gone and drops it', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+    await rm(path.join(root, receipt.artifactId));
+    await expect(store.load(receipt.artifactId, scope)).rejects.toThrow('is gone');
+    expect(store.count()).toBe(0);
+  });
+
+  it('lets exactly one of several concurrent loads of one id win', async () => {
+    const { store } = await openStore();
+    const receipt = await storeSample(store);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 6 }, () => store.load(receipt.artifactId, scope)),
+    );
+    const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    const losers = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(5);
+    for (const loser of losers) {
+      expect((loser as PromiseRejectedResult).reason).toBeInstanceOf(ArtifactNotFound);
+    }
+  });
+
+  it('expires on the monotonic clock, discards the file, and then forgets the id', async () => {
+    const clock = manualClock();
+    const { store, root } = await openStore({ ttlSeconds: 5, now: clock.now });
+    const receipt = await storeSample(store);
+
+    clock.advanceSeconds(4.9);
+    expect(store.validate(receipt.artifactId, scope).artifactId).toBe(receipt.artifactId);
+
+    clock.advanceSeconds(0.1);
+    await expect(store.load(receipt.artifactId, scope)).rejects.toBeInstanceOf(ArtifactExpired);
+    expect(store.count()).toBe(0);
+    await expect.poll(() => readdir(root)).toEqual([]);
+    expect(() => store.validate(receipt.artifactId, scope)).toThrow(ArtifactNotFound);
+  });
+
+  it('prunes other expired entries when it misses an id', async () => {
+    const clock = manualClock();
+    const { store } = await openStore({ ttlSeconds: 1, now: clock.now });
+    await storeSample(store);
+    clock.advanceSeconds(2);
+    expect(store.count()).toBe(1);
+    expect(() => store.validate('f'.repeat(32), scope)).toThrow(ArtifactNotFound);
+    expect(store.count()).toBe(0);
+  });
+});
+
+describe('ArtifactStore.pruneExpired', () => {
+  it('drops expired artifacts with their files and returns how many', async () => {
+    const clock = manualClock();
+    const { store, root } = await openStore({ ttlSeconds: 10, now: clock.now });
+    await storeSample(store);
+    await storeSample(store);
+    clock.advanceSeconds(5);
+    const fresh = await storeSample(store);
+
+    clock.advanceSeconds(6);
+    expect(await store.pruneExpired()).toBe(2);
+    expect(store.count()).toBe(1);
+    expect(await readdir(root)).toEqual([fresh.artifactId]);
+  });
+
+  it('removes temp files older than one TTL and keeps fresh ones', async () => {
+    const { store, root } = await openStore({ ttlSeconds: 60 });
+    const stale = path.join(root, `${'d'.repeat(32)}.tmp`);
+    const fresh = path.join(root, `${'e'.repeat(32)}.tmp`);
+    await writeFile(stale, 'stale');
+    await writeFile(fresh, 'fresh');
+    const longAgo = new Date(Date.now() - 120_000);
+    await utimes(stale, longAgo, longAgo);
+
+    expect(await store.pruneExpired()).toBe(0);
+    expect(await readdir(root)).toEqual([path.basename(fresh)]);
+  });
+});
+
+describe('ArtifactError', () => {
+  it('carries a code and is recognised across installs by its marker', async () => {
+    const { store } = await openStore();
+    let caught: unknown;
+    try {
+      store.validate('a'.repeat(32), scope);
+    } catch (error) {
+      caught = error;
+    }
+    expect(ArtifactError.isInstance(caught)).toBe(true);
+    expect(caught).toMatchObject({ code: 'artifact_not_found', name: 'ArtifactNotFound' });
+    expect(ArtifactError.isInstance(new Error('plain'))).toBe(false);
+  });
+});

@@ -1,0 +1,389 @@
+import { timingSafeEqual, webcrypto } from 'node:crypto';
+import { access, type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isArtifactId, mintArtifactId } from './artifact-id.js';
+import {
+  ARTIFACT_TEMP_SUFFIX,
+  DEFAULT_ALLOWED_CONTENT_TYPES,
+  DEFAULT_ARTIFACT_TTL_SECONDS,
+  DEFAULT_MAX_ARTIFACT_BYTES,
+  MIN_ARTIFACT_TTL_SECONDS,
+} from './constants.js';
+import { normalizeContentType } from './content-type.js';
+import {
+  ArtifactChecksumMismatch,
+  ArtifactExpired,
+  ArtifactMimeRejected,
+  ArtifactNotFound,
+  ArtifactScopeMismatch,
+  ArtifactTooLarge,
+  ArtifactTraversal,
+} from './errors.js';
+import { sanitizeArtifactFilename } from './filename.js';
+import type { ArtifactReceipt } from './receipt.js';
+import { type ArtifactScope, artifactScopeKey } from './scope-key.js';
+
+export interface ArtifactStoreOptions {
+  /** Folder the artifacts live in; created (0700) if missing. */
+  readonly root: string;
+  /** Lifetime of an artifact in seconds; clamped to at least 1. Default 300. */
+  readonly ttlSeconds?: number;
+  /** Largest accepted payload in bytes; clamped to at least 1. Default 10 MiB. */
+  readonly maxBytes?: number;
+  /** Accepted content types (compared after normalisation). Default: the reference allowlist. */
+  readonly allowedContentTypes?: Iterable<string>;
+  /** Monotonic clock in milliseconds for expiry. Default `performance.now()`. */
+  readonly now?: () => number;
+  /** Wall clock in milliseconds since the epoch, for display times only. Default `Date.now()`. */
+  readonly wallNow?: () => number;
+}
+
+export interface StoreArtifactInput {
+  readonly data: Uint8Array;
+  /** Display name; sanitised, never used as a path. */
+  readonly filename: string;
+  /** A `Content-Type` value; parameters are stripped before the allowlist check. */
+  readonly contentType: string;
+  readonly scope: ArtifactScope;
+}
+
+export interface LoadedArtifact {
+  readonly data: Buffer<ArrayBuffer>;
+  readonly receipt: ArtifactReceipt;
+}
+
+interface Entry {
+  readonly receipt: ArtifactReceipt;
+  /** Monotonic milliseconds at which the artifact expires. */
+  readonly deadline: number;
+  readonly filePath: string;
+}
+
+function clampNumber(value: number | undefined, fallback: number, minimum: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return fallback;
+  return Math.max(minimum, value);
+}
+
+function isNotFoundError(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT'
+  );
+}
+
+/**
+ * Hashes on the libuv thread pool (WebCrypto digest is an async job in Node), so a 10 MiB
+ * artifact does not hold the event loop for the milliseconds a synchronous hash would.
+ */
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex');
+}
+
+function sameHex(left: string, right: string): boolean {
+  const leftBytes = Buffer.from(left, 'utf8');
+  const rightBytes = Buffer.from(right, 'utf8');
+  return leftBytes.length === rightBytes.length && timingSafeEqual(leftBytes, rightBytes);
+}
+
+async function fileExists(filePath: string): Promise<boolean> {
+  try {
+    await access(filePath);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes all of `data` at the start of the file. One positional write usually suffices, where
+ * `writeFile` would split a large payload into many thread-pool round trips.
+ */
+async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < data.byteLength) {
+    const { bytesWritten } = await handle.write(data, offset, data.byteLength - offset, offset);
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * Reads a file whose size the receipt records, in as few reads as the kernel allows. A file
+ * of any other size is read whole anyway, so the checksum (not the size) decides its fate.
+ */
+async function readExactly(filePath: string, expectedBytes: number): Promise<Buffer<ArrayBuffer>> {
+  const handle = await open(filePath, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size !== expectedBytes) return await handle.readFile();
+    const buffer = Buffer.allocUnsafe(size) as Buffer<ArrayBuffer>;
+    let offset = 0;
+    while (offset < size) {
+      const { bytesRead } = await handle.read(buffer, offset, size - offset, offset);
+      if (bytesRead === 0) return buffer.subarray(0, offset) as Buffer<ArrayBuffer>;
+      offset += bytesRead;
+    }
+    return buffer;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Removes a file, ignoring every failure: used where a leftover is harmless and swept later. */
+async function removeQuietly(filePath: string): Promise<void> {
+  try {
+    await rm(filePath, { force: true });
+  } catch {
+    // Best effort: a file that cannot be removed now is an orphan for the next sweep.
+  }
+}
+
+/**
+ * One-shot, short-lived, scope-bound artifacts in one folder.
+ *
+ * Receipts live only in memory, so the files are unreachable after a restart; `open()` therefore
+ * sweeps every artifact-shaped file and temp file it finds. All file work is async so the event
+ * loop never waits on the disk.
+ */
+export class ArtifactStore {
+  readonly root: string;
+  readonly ttlSeconds: number;
+  readonly maxBytes: number;
+  readonly allowedContentTypes: ReadonlySet<string>;
+  readonly #now: () => number;
+  readonly #wallNow: () => number;
+  readonly #entries = new Map<string, Entry>();
+  /** Ids minted for writes still in progress: not loadable yet, but never minted twice. */
+  readonly #reserved = new Set<string>();
+
+  private constructor(options: ArtifactStoreOptions) {
+    this.root = path.resolve(options.root);
+    this.ttlSeconds = clampNumber(
+      options.ttlSeconds,
+      DEFAULT_ARTIFACT_TTL_SECONDS,
+      MIN_ARTIFACT_TTL_SECONDS,
+    );
+    this.maxBytes = Math.floor(clampNumber(options.maxBytes, DEFAULT_MAX_ARTIFACT_BYTES, 1));
+    this.allowedContentTypes = new Set(
+      Array.from(options.allowedContentTypes ?? DEFAULT_ALLOWED_CONTENT_TYPES, (type) =>
+        normalizeContentType(type),
+      ).filter((type) => type !== ''),
+    );
+    this.#now = options.now ?? (() => performance.now());
+    this.#wallNow = options.wallNow ?? (() => Date.now());
+  }
+
+  /** Creates the root and removes the orphans a previous process left behind. */
+  static async open(options: ArtifactStoreOptions): Promise<ArtifactStore> {
+    const store = new ArtifactStore(options);
+    await mkdir(store.root, { recursive: true, mode: 0o700 });
+    await store.#sweepOrphans();
+    return store;
+  }
+
+  /** Live (unconsumed, not yet pruned) artifacts. */
+  count(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * Persists `data` and returns its receipt. Size and type are checked before the disk is
+   * touched; the bytes are fsynced under a temp name and renamed into place before the receipt
+   * becomes visible. On failure nothing is left behind and the error is rethrown.
+   */
+  async store(input: StoreArtifactInput): Promise<ArtifactReceipt> {
+    const { data } = input;
+    if (data.byteLength > this.maxBytes) {
+      throw new ArtifactTooLarge({ sizeBytes: data.byteLength, maxBytes: this.maxBytes });
+    }
+    const contentType = normalizeContentType(input.contentType);
+    if (!this.allowedContentTypes.has(contentType)) {
+      throw new ArtifactMimeRejected({ contentType });
+    }
+    const scopeKey = artifactScopeKey(input.scope);
+    const filename = sanitizeArtifactFilename(input.filename);
+    const sha256 = await sha256Hex(data);
+
+    const artifactId = await this.#reserveId();
+    const filePath = this.#pathFor(artifactId);
+    const tempPath = `${filePath}${ARTIFACT_TEMP_SUFFIX}`;
+    try {
+      const handle = await open(tempPath, 'wx', 0o600);
+      try {
+        await writeAll(handle, data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tempPath, filePath);
+    } catch (error) {
+      this.#reserved.delete(artifactId);
+      await removeQuietly(tempPath);
+      throw error;
+    }
+
+    const wallSeconds = this.#wallNow() / 1000;
+    const receipt: ArtifactReceipt = {
+      artifactId,
+      sha256,
+      sizeBytes: data.byteLength,
+      contentType,
+      filename,
+      createdAt: wallSeconds,
+      expiresAt: wallSeconds + this.ttlSeconds,
+      ttlSeconds: this.ttlSeconds,
+      scopeKey,
+    };
+    this.#reserved.delete(artifactId);
+    this.#entries.set(artifactId, {
+      receipt,
+      deadline: this.#now() + this.ttlSeconds * 1000,
+      filePath,
+    });
+    return receipt;
+  }
+
+  /**
+   * Checks that `artifactId` names a live artifact owned by `scope`, without consuming it.
+   * Synchronous so a caller can check and act without an `await` in between.
+   */
+  validate(artifactId: string, scope: ArtifactScope): ArtifactReceipt {
+    return this.#check(artifactId, scope).receipt;
+  }
+
+  /**
+   * Returns the bytes and consumes the artifact (one-shot). A checksum mismatch does not consume;
+   * of concurrent loads of one id exactly one succeeds and the others get `ArtifactNotFound`.
+   */
+  async load(artifactId: string, scope: ArtifactScope): Promise<LoadedArtifact> {
+    const entry = this.#check(artifactId, scope);
+    let data: Buffer<ArrayBuffer>;
+    try {
+      data = await readExactly(entry.filePath, entry.receipt.sizeBytes);
+    } catch (error) {
+      if (!isNotFoundError(error)) throw error;
+      if (this.#entries.get(artifactId) === entry) this.#entries.delete(artifactId);
+      throw new ArtifactNotFound({ artifactId, reason: 'gone' });
+    }
+    if (!sameHex(await sha256Hex(data), entry.receipt.sha256)) {
+      throw new ArtifactChecksumMismatch({ artifactId });
+    }
+    // The entry goes first, synchronously after the read: a concurrent load that resumes later
+    // finds no entry and fails closed instead of returning the bytes a second time.
+    if (this.#entries.get(artifactId) !== entry) {
+      throw new ArtifactNotFound({ artifactId });
+    }
+    this.#entries.delete(artifactId);
+    await removeQuietly(entry.filePath);
+    return { data, receipt: entry.receipt };
+  }
+
+  /**
+   * Drops expired artifacts (and their files) and deletes temp files older than one TTL.
+   * Returns the number of artifacts dropped.
+   */
+  async pruneExpired(): Promise<number> {
+    const expiredFiles = this.#dropExpiredEntries();
+    await Promise.all(expiredFiles.map((filePath) => removeQuietly(filePath)));
+
+    const staleBefore = this.#wallNow() - this.ttlSeconds * 1000;
+    let names: string[];
+    try {
+      names = await readdir(this.root);
+    } catch {
+      return expiredFiles.length;
+    }
+    for (const name of names) {
+      if (!name.endsWith(ARTIFACT_TEMP_SUFFIX)) continue;
+      if (this.#reserved.has(name.slice(0, -ARTIFACT_TEMP_SUFFIX.length))) continue;
+      const tempPath = path.join(this.root, name);
+      try {
+        const details = await stat(tempPath);
+        if (details.isFile() && details.mtimeMs < staleBefore) await removeQuietly(tempPath);
+      } catch {
+        // Already gone: nothing to prune.
+      }
+    }
+    return expiredFiles.length;
+  }
+
+  #check(artifactId: string, scope: ArtifactScope): Entry {
+    if (!isArtifactId(artifactId)) {
+      throw new ArtifactTraversal({ artifactId: String(artifactId) });
+    }
+    // The id pattern already excludes separators and dots; this proves it for the path itself.
+    const filePath = this.#pathFor(artifactId);
+    if (path.dirname(filePath) !== this.root) {
+      throw new ArtifactTraversal({ artifactId });
+    }
+    const scopeKey = artifactScopeKey(scope);
+    let entry = this.#entries.get(artifactId);
+    if (entry === undefined) {
+      this.#discardFiles(this.#dropExpiredEntries());
+      entry = this.#entries.get(artifactId);
+      if (entry === undefined) throw new ArtifactNotFound({ artifactId });
+    }
+    if (entry.deadline <= this.#now()) {
+      this.#entries.delete(artifactId);
+      this.#discardFiles([entry.filePath]);
+      throw new ArtifactExpired({ artifactId });
+    }
+    if (!sameHex(entry.receipt.scopeKey, scopeKey)) {
+      throw new ArtifactScopeMismatch({ artifactId });
+    }
+    return entry;
+  }
+
+  #pathFor(artifactId: string): string {
+    return path.join(this.root, artifactId);
+  }
+
+  /** Removes expired entries synchronously and returns their file paths. */
+  #dropExpiredEntries(): string[] {
+    const now = this.#now();
+    const filePaths: string[] = [];
+    for (const [artifactId, entry] of this.#entries) {
+      if (entry.deadline <= now) {
+        this.#entries.delete(artifactId);
+        filePaths.push(entry.filePath);
+      }
+    }
+    return filePaths;
+  }
+
+  /** Deletes files in the background; the entries are already gone, so nobody can read them. */
+  #discardFiles(filePaths: readonly string[]): void {
+    for (const filePath of filePaths) void removeQuietly(filePath);
+  }
+
+  async #reserveId(): Promise<string> {
+    for (;;) {
+      const artifactId = mintArtifactId();
+      if (this.#entries.has(artifactId) || this.#reserved.has(artifactId)) continue;
+      // Reserve before the disk check so a concurrent store can never mint the same id meanwhile.
+      this.#reserved.add(artifactId);
+      const filePath = this.#pathFor(artifactId);
+      if (
+        (await fileExists(filePath)) ||
+        (await fileExists(`${filePath}${ARTIFACT_TEMP_SUFFIX}`))
+      ) {
+        this.#reserved.delete(artifactId);
+        continue;
+      }
+      return artifactId;
+    }
+  }
+
+  async #sweepOrphans(): Promise<void> {
+    const entries = await readdir(this.root, { withFileTypes: true });
+    await Promise.all(
+      entries
+        .filter(
+          (entry) =>
+            entry.isFile() &&
+            (entry.name.endsWith(ARTIFACT_TEMP_SUFFIX) || isArtifactId(entry.name)),
+        )
+        // The receipt table is empty at construction, so every such file is an orphan.
+        .filter((entry) => !this.#entries.has(entry.name))
+        .map((entry) => removeQuietly(path.join(this.root, entry.name))),
+    );
+  }
+}

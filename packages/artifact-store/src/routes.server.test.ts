@@ -1,0 +1,163 @@
+import { request as httpRequest } from 'node:http';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import { type HttpBindings, serve } from '@hono/node-server';
+import type { Context } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ARTIFACT_FILENAME_HEADER,
+  ARTIFACT_SHA256_HEADER,
+  ARTIFACT_UPLOAD_PATH,
+} from './constants.js';
+import type { ArtifactWireReceipt } from './receipt.js';
+import { createArtifactRoutes } from './routes.js';
+import { ArtifactStoreCache } from './store-cache.js';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** The gateway's rule, reading the real TCP peer of the request. */
+function transportFamilyOfPeer(context: Context): string {
+  const { incoming } = context.env as HttpBindings;
+  const address = (incoming.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+  return LOOPBACK_HOSTS.has(address) ? 'local-api' : 'remote-api';
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function startServer(maxBytes?: number) {
+  const home = await tempHome('hermes-routes-http-');
+  const stores = new ArtifactStoreCache({
+    resolveProfileHome: (profile) => path.join(home.path, profile),
+    ...(maxBytes === undefined ? {} : { storeOptions: { maxBytes } }),
+  });
+  const app = createArtifactRoutes({
+    authenticate: (context) =>
+      context.req.header('authorization') === 'Bearer test-key'
+        ? { ok: true, principalId: 'principal:default:test', profile: 'default' }
+        : { ok: false, status: 401, code: 'invalid_api_key', message: 'bad bearer' },
+    resolveTransportFamily: transportFamilyOfPeer,
+    stores,
+  });
+  const port = await new Promise<number>((resolve) => {
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
+      resolve(info.port),
+    );
+    cleanups.push(
+      () =>
+        new Promise<void>((done) => {
+          server.close(() => done());
+          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        }),
+    );
+  });
+  return { baseUrl: `http://127.0.0.1:${port}`, port, stores };
+}
+
+describe('artifact routes over a real listening server', () => {
+  it('round-trips an upload and a one-shot download over loopback as local-api', async () => {
+    const { baseUrl, stores } = await startServer();
+    const payload = Buffer.alloc(256 * 1024, 42);
+    const uploaded = await fetch(`${baseUrl}${ARTIFACT_UPLOAD_PATH}`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer test-key',
+        'content-type': 'application/pdf',
+        [ARTIFACT_FILENAME_HEADER]: 'report.pdf',
+      },
+      body: payload,
+    });
+    expect(uploaded.status).toBe(201);
+    const receipt = (await uploaded.json()) as ArtifactWireReceipt;
+
+    const store = await stores.get('default');
+    const loopbackScope = { principalId: 'principal:default:test', transportFamily: 'local-api' };
+    expect(store.validate(receipt.artifact_id, loopbackScope).sizeBytes).toBe(payload.byteLength);
+
+    const downloaded = await fetch(`${baseUrl}${receipt.download_path}`, {
+      headers: { authorization: 'Bearer test-key' },
+    });
+    expect(downloaded.status).toBe(200);
+    expect(downloaded.headers.get(ARTIFACT_SHA256_HEADER)).toBe(receipt.sha256);
+    expect(Buffer.from(await downloaded.arrayBuffer()).equals(payload)).toBe(true);
+
+    const replay = await fetch(`${baseUrl}${receipt.download_path}`, {
+      headers: { authorization: 'Bearer test-key' },
+    });
+    expect(replay.status).toBe(404);
+  });
+
+  it('answers 413 to a declared oversize upload without waiting for its body', async () => {
+    const { baseUrl, stores } = await startServer(256 * 1024);
+    const response = await fetch(`${baseUrl}${ARTIFACT_UPLOAD_PATH}`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer test-key',
+        'content-type': 'image/png',
+        [ARTIFACT_FILENAME_HEADER]: 'big.png',
+      },
+      body: Buffer.alloc(4 * 1024 * 1024),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'artifact_too_large' } });
+    expect((await stores.get('default')).count()).toBe(0);
+  });
+
+  it('answers 413 to an endless upload after reading only past the cap', async () => {
+    const maxBytes = 256 * 1024;
+    const { port, stores } = await startServer(maxBytes);
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let sentBytes = 0;
+
+    const outcome = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      let answered = false;
+      const request = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: ARTIFACT_UPLOAD_PATH,
+          headers: {
+            authorization: 'Bearer test-key',
+            'content-type': 'image/png',
+            [ARTIFACT_FILENAME_HEADER]: 'endless.png',
+            'transfer-encoding': 'chunked',
+          },
+        },
+        (response) => {
+          answered = true;
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (text: string) => {
+            body += text;
+          });
+          response.on('end', () => {
+            request.destroy();
+            resolve({ status: response.statusCode ?? 0, body });
+          });
+        },
+      );
+      request.on('error', (error) => {
+        if (!answered) reject(error);
+      });
+      // The client never ends the body: only a server that stops reading can answer at all.
+      const pump = () => {
+        while (!answered && !request.destroyed) {
+          sentBytes += chunk.byteLength;
+          if (!request.write(chunk)) {
+            request.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+    });
+
+    expect(outcome.status).toBe(413);
+    expect(JSON.parse(outcome.body)).toMatchObject({ error: { code: 'artifact_too_large' } });
+    expect(sentBytes).toBeLessThan(256 * 1024 * 1024);
+    expect((await stores.get('default')).count()).toBe(0);
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { createScope, sameIdentity, sameScope, scopeKey, scopeToWire } from './scope.js';
+
+const base = {
+  principalId: 'principal:default:abc',
+  profileId: 'default',
+  sessionId: 's1',
+  controllerId: 'c1',
+  browserProfileId: 'b1',
+  transportFamily: 'local-api',
+};
+
+describe('scope', () => {
+  it('treats scopes that differ only in capabilities as the same identity but different scopes', () => {
+    const first = createScope({ ...base, capabilities: ['browser_click'] });
+    const second = createScope({ ...base, capabilities: ['browser_snapshot'] });
+    expect(sameIdentity(first, second)).toBe(true);
+    expect(sameScope(first, second)).toBe(false);
+    expect(scopeKey(first)).not.toBe(scopeKey(second));
+  });
+
+  it('ignores capability order in the full key', () => {
+    const first = createScope({ ...base, capabilities: ['a', 'b'] });
+    const second = createScope({ ...base, capabilities: ['b', 'a'] });
+    expect(sameScope(first, second)).toBe(true);
+  });
+
+  it('distinguishes a missing field from the text "null"', () => {
+    const missing = createScope({ ...base, controllerId: null });
+    const text = createScope({ ...base, controllerId: 'null' });
+    expect(sameIdentity(missing, text)).toBe(false);
+  });
+
+  it('writes the wire form with snake_case keys and sorted capabilities', () => {
+    const wire = scopeToWire(createScope({ ...base, capabilities: ['b', 'a'] }));
+    expect(wire.capabilities).toEqual(['a', 'b']);
+    expect(wire.browser_profile_id).toBe('b1');
+  });
+
+  it('is frozen', () => {
+    const scope = createScope(base);
+    expect(Object.isFrozen(scope)).toBe(true);
+  });
+});

@@ -1,0 +1,329 @@
+import { statSync } from 'node:fs';
+import { access, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import {
+  CONTROL_PROTOCOL_VERSION,
+  MAX_REQUEST_LINE_BYTES,
+  SERVER_LISTENING_LOG,
+  SERVER_START_FAILED_LOG,
+  SOCKET_FILE_NAME,
+  SOCKET_POINTER_FILE_NAME,
+} from './constants.js';
+import { identifyGateway, queryControlSocket } from './control-client.js';
+import { type ControlServerOptions, startControlServer } from './control-server.js';
+import { ControlSocketError } from './errors.js';
+import type { ControlSocketLogger } from './logger.js';
+import { writeRuntimeStatus } from './runtime-status.js';
+import { SUPERVISOR_KINDS } from './supervisor.js';
+import { rawExchange } from './test-socket-helpers.js';
+
+async function startServer(options: ControlServerOptions) {
+  const started = await startControlServer(options);
+  if (!started.started) throw started.error;
+  onTestFinished(() => started.server.close());
+  return started.server;
+}
+
+/**
+ * Leaves a socket node at `socketPath` that nobody listens on, as a crashed process would. libuv
+ * unlinks a socket when its server closes, so the node is moved aside while the server closes.
+ */
+async function leaveDeadSocket(socketPath: string): Promise<void> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  await chmod(socketPath, 0o600);
+  const aside = `${socketPath}.aside`;
+  await rename(socketPath, aside);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rename(aside, socketPath);
+}
+
+async function fileExists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+function recordingLogger() {
+  const lines: string[] = [];
+  const logger: ControlSocketLogger = {
+    info: (message) => lines.push(`info ${message}`),
+    warn: (message) => lines.push(`warn ${message}`),
+    debug: (message) => lines.push(`debug ${message}`),
+  };
+  return { lines, logger };
+}
+
+describe('startControlServer', () => {
+  it('is already mode 0600 the moment it starts listening', async () => {
+    const home = await tempHome();
+    let modeAtListening = -1;
+    const server = await startServer({
+      home: home.path,
+      onListening: (bindPath) => {
+        modeAtListening = statSync(bindPath).mode & 0o777;
+      },
+    });
+    expect(modeAtListening).toBe(0o600);
+    expect(statSync(server.bindPath).mode & 0o777).toBe(0o600);
+    expect(server.bindPath).toBe(path.join(home.path, SOCKET_FILE_NAME));
+  });
+
+  it('leaves the process umask as it found it', async () => {
+    const home = await tempHome();
+    const before = process.umask();
+    await startServer({ home: home.path });
+    expect(process.umask()).toBe(before);
+  });
+
+  it('returns the handlers’ objects verbatim for identify and status over a real socket', async () => {
+    const home = await tempHome();
+    const identity = { pid: 4242, kind: 'hermes-gateway', nested: { a: [1, 'two'] } };
+    const status = { gateway_state: 'running', active_agents: 3 };
+    const { lines, logger } = recordingLogger();
+    const server = await startServer({
+      home: home.path,
+      logger,
+      handlers: { identify: () => identity, status: async () => status },
+    });
+    expect(await queryControlSocket(home.path, 'identify')).toEqual(identity);
+    expect(await queryControlSocket(home.path, 'status')).toEqual(status);
+    expect(lines).toContain(`info ${SERVER_LISTENING_LOG}${server.bindPath}`);
+  });
+
+  it('answers verbs the gateway registers after start', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    expect(await queryControlSocket(home.path, 'pause-for-update')).toBeNull();
+    server.registry.register('pause-for-update', () => ({ pausing: true, pid: process.pid }));
+    expect(await queryControlSocket(home.path, 'pause-for-update')).toEqual({
+      pausing: true,
+      pid: process.pid,
+    });
+  });
+
+  it('gives payload to handlers that read it', async () => {
+    const home = await tempHome();
+    await startServer({ home: home.path, handlers: { echo: (request) => request.payload } });
+    expect(await queryControlSocket(home.path, 'echo', { payload: { x: 1 } })).toEqual({ x: 1 });
+  });
+
+  it('answers a raw garbage line with ok false and protocol 1', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    const exchange = await rawExchange(server.bindPath, { chunks: ['this is not json\n'] });
+    expect(exchange.closedByServer).toBe(true);
+    const body = JSON.parse(exchange.received) as Record<string, unknown>;
+    expect(body).toMatchObject({ ok: false, protocol: CONTROL_PROTOCOL_VERSION });
+    expect(String(body.error)).toMatch(/^SyntaxError: /);
+  });
+
+  it('reassembles a fragmented request line and answers only the first line', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path, handlers: { ping: () => ({ pong: 1 }) } });
+    const exchange = await rawExchange(server.bindPath, {
+      chunks: ['{"ve', 'rb":"pi', 'ng","id":1}\n{"verb":"ping","id":2}\n'],
+    });
+    expect(exchange.received.trimEnd().split('\n')).toEqual([
+      JSON.stringify({ ok: true, protocol: 1, result: { pong: 1 }, id: 1 }),
+    ]);
+  });
+
+  it('answers an unterminated line when the client half-closes', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path, handlers: { ping: () => ({ pong: 1 }) } });
+    const exchange = await rawExchange(server.bindPath, {
+      chunks: ['{"verb":"ping"}'],
+      endAfterWrite: true,
+    });
+    expect(JSON.parse(exchange.received)).toEqual({ ok: true, protocol: 1, result: { pong: 1 } });
+  });
+
+  it('closes without a reply on an empty line, an oversize line, or an idle client', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path, readTimeoutMs: 150 });
+    const empty = await rawExchange(server.bindPath, { chunks: ['\n'] });
+    const oversize = await rawExchange(server.bindPath, {
+      chunks: ['x'.repeat(MAX_REQUEST_LINE_BYTES + 1)],
+    });
+    const idle = await rawExchange(server.bindPath, { chunks: [] });
+    for (const exchange of [empty, oversize, idle]) {
+      expect(exchange).toEqual({ received: '', closedByServer: true });
+    }
+  });
+
+  it('keeps answering identify while a slow verb is still running', async () => {
+    const home = await tempHome();
+    let releaseSlow = () => {};
+    const slowGate = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
+    await startServer({
+      home: home.path,
+      handlers: {
+        slow: async () => {
+          await slowGate;
+          return { done: true };
+        },
+      },
+    });
+    const slow = queryControlSocket(home.path, 'slow', { timeoutMs: 5000 });
+    expect(await identifyGateway(home.path)).not.toBeNull();
+    releaseSlow();
+    expect(await slow).toEqual({ done: true });
+  });
+
+  it('removes its socket on close, after which queries return null', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    await server.close();
+    expect(await fileExists(server.bindPath)).toBe(false);
+    expect(await queryControlSocket(home.path, 'identify')).toBeNull();
+    expect(server.openConnections).toBe(0);
+  });
+
+  it('cleans up on exit only the socket node it bound', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    server.cleanupFilesSync();
+    expect(await fileExists(server.bindPath)).toBe(false);
+
+    const other = await tempHome();
+    const second = await startServer({ home: other.path });
+    await rm(second.bindPath);
+    await writeFile(second.bindPath, 'someone else');
+    second.cleanupFilesSync();
+    expect(await readFile(second.bindPath, 'utf8')).toBe('someone else');
+  });
+
+  it('replaces a file planted at the bind path', async () => {
+    const home = await tempHome();
+    const bindPath = path.join(home.path, SOCKET_FILE_NAME);
+    await writeFile(bindPath, 'planted');
+    await startServer({ home: home.path });
+    expect(statSync(bindPath).isSocket()).toBe(true);
+    expect(await identifyGateway(home.path)).not.toBeNull();
+  });
+
+  it('replaces a dead socket left behind by a crashed process', async () => {
+    const home = await tempHome();
+    const bindPath = path.join(home.path, SOCKET_FILE_NAME);
+    await leaveDeadSocket(bindPath);
+    expect(statSync(bindPath).isSocket()).toBe(true);
+    expect(await queryControlSocket(home.path, 'identify')).toBeNull();
+    await startServer({ home: home.path });
+    expect(await identifyGateway(home.path)).not.toBeNull();
+  });
+
+  it('refuses to take over a socket that another live server answers on', async () => {
+    const home = await tempHome();
+    const first = await startServer({ home: home.path, handlers: { who: () => ({ n: 1 }) } });
+    const { lines, logger } = recordingLogger();
+    const second = await startControlServer({ home: home.path, logger });
+    expect(second.started).toBe(false);
+    if (!second.started) {
+      expect(ControlSocketError.isInstance(second.error) && second.error.code).toBe(
+        'socket_in_use',
+      );
+    }
+    expect(lines.some((line) => line.startsWith(`warn ${SERVER_START_FAILED_LOG}`))).toBe(true);
+    expect(await queryControlSocket(home.path, 'who')).toEqual({ n: 1 });
+    expect(statSync(first.bindPath).isSocket()).toBe(true);
+  });
+
+  it('reports a bind failure instead of throwing into the caller', async () => {
+    const home = await tempHome();
+    const missing = path.join(home.path, 'no', 'such', 'dir');
+    const result = await startControlServer({ home: missing });
+    expect(result.started).toBe(false);
+    if (!result.started) {
+      expect(result.bindPath).toBe(path.join(missing, SOCKET_FILE_NAME));
+      expect(result.error.message).toMatch(/cannot listen/);
+    }
+  });
+
+  it('serves a deep home through the pointer file and removes both on close', async () => {
+    const root = await tempHome();
+    const home = path.join(root.path, 'd'.repeat(60), 'e'.repeat(60));
+    await mkdir(home, { recursive: true });
+    const server = await startServer({ home, handlers: { identify: () => ({ deep: true }) } });
+    const pointer = path.join(home, SOCKET_POINTER_FILE_NAME);
+    expect(server.pointerFile).toBe(pointer);
+    expect(Buffer.byteLength(server.bindPath)).toBeLessThanOrEqual(100);
+    expect((await readFile(pointer, 'utf8')).trim()).toBe(server.bindPath);
+    expect(statSync(server.bindPath).mode & 0o777).toBe(0o600);
+    expect(await queryControlSocket(home, 'identify')).toEqual({ deep: true });
+    await server.close();
+    expect(await fileExists(pointer)).toBe(false);
+    expect(await fileExists(server.bindPath)).toBe(false);
+    expect(await queryControlSocket(home, 'identify')).toBeNull();
+  });
+});
+
+describe('built-in verbs over the socket', () => {
+  it('identify names this process, its home and a known supervisor kind', async () => {
+    const home = await tempHome();
+    await startServer({
+      home: home.path,
+      codeIdentity: () => ({ sha: 'abc123', version: '1.2.3' }),
+    });
+    const identity = await identifyGateway(home.path);
+    expect(identity).not.toBeNull();
+    expect(identity?.protocol).toBe(1);
+    expect(identity?.pid).toBe(process.pid);
+    expect(identity?.kind).toBe('hermes-gateway');
+    expect(identity).toHaveProperty('start_time');
+    expect(identity?.hermes_home).toBe(home.path);
+    expect(SUPERVISOR_KINDS).toContain(identity?.supervisor);
+    expect(identity?.code_sha).toBe('abc123');
+    expect(identity?.code_version).toBe('1.2.3');
+  });
+
+  it('status answers the runtime-status file read fresh, plus answered_at and answering_pid', async () => {
+    const home = await tempHome();
+    await startServer({ home: home.path });
+    const writer = { pid: process.pid, argv: ['node'], startTime: null, home: home.path };
+    await writeRuntimeStatus(home.path, { gatewayState: 'running', activeAgents: 2 }, writer);
+    const first = await queryControlSocket(home.path, 'status');
+    expect(first).toMatchObject({
+      gateway_state: 'running',
+      active_agents: 2,
+      protocol: 1,
+      answering_pid: process.pid,
+    });
+    expect(Math.abs(Number(first?.answered_at) - Date.now() / 1000)).toBeLessThan(60);
+    await writeRuntimeStatus(home.path, { gatewayState: 'draining' }, writer);
+    expect((await queryControlSocket(home.path, 'status'))?.gateway_state).toBe('draining');
+  });
+});
+
+describe('startControlServer off the main thread', () => {
+  it('refuses to start in a worker thread, where the umask cannot be set', async () => {
+    const home = await tempHome();
+    const { Worker } = await import('node:worker_threads');
+    const fixture = path.join(
+      path.dirname(fileURLToPath(import.meta.url)),
+      'test-fixtures',
+      'start-in-worker.ts',
+    );
+    // Workers on Node 20 ignore `--import` loaders, so the worker registers tsx itself.
+    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(pathToFileURL(fixture).href)}); });`;
+    const worker = new Worker(bootstrap, {
+      eval: true,
+      workerData: { home: home.path },
+      execArgv: ['--conditions=@hermes/source'],
+    });
+    const outcome = await new Promise<unknown>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(outcome).toEqual({ started: false, code: 'not_main_thread' });
+    expect(await fileExists(path.join(home.path, SOCKET_FILE_NAME))).toBe(false);
+  });
+});

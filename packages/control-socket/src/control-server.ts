@@ -1,0 +1,365 @@
+import { lstatSync, readFileSync, rmSync } from 'node:fs';
+import { chmod, lstat, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { isMainThread } from 'node:worker_threads';
+import { getProcessHermesHome, writeFileAtomic } from '@hermes/config';
+import {
+  CONNECTION_HANDLER_ERROR_LOG,
+  DEFAULT_CONTROL_TIMEOUT_MS,
+  MAX_REQUEST_LINE_BYTES,
+  PIPE_LISTENING_LOG,
+  SERVER_LISTENING_LOG,
+  SERVER_START_FAILED_LOG,
+} from './constants.js';
+import { createDefaultVerbHandlers, type DefaultVerbOptions } from './default-verbs.js';
+import { ControlSocketError } from './errors.js';
+import { type ControlSocketLogger, silentLogger } from './logger.js';
+import { dispatchRequestLine } from './request-dispatch.js';
+import { resolveServerSocketPath, type SocketPathOptions } from './socket-path.js';
+import { type VerbHandler, VerbRegistry } from './verb-registry.js';
+
+export interface ControlServerOptions extends SocketPathOptions, DefaultVerbOptions {
+  /** Extra or replacement verbs, merged over the built-in `identify` and `status`. */
+  readonly handlers?: Readonly<Record<string, VerbHandler>>;
+  /** Per-connection read deadline (default 2 s); also bounds writing the reply. */
+  readonly readTimeoutMs?: number;
+  readonly logger?: ControlSocketLogger;
+  /**
+   * Called synchronously the moment the socket listens, before anything else runs. The gateway
+   * uses it for wiring; tests use it to check the socket was never open to others.
+   */
+  readonly onListening?: (bindPath: string) => void;
+  /** Remove the socket and pointer file on process exit (default true). */
+  readonly cleanupOnExit?: boolean;
+}
+
+export interface ControlServer {
+  readonly home: string;
+  /** The socket path (or pipe name) the server listens on. */
+  readonly bindPath: string;
+  /** `<home>/gateway.sock.path` when the socket lives outside the home. */
+  readonly pointerFile: string | null;
+  /** Add verbs here at any time; they are answered from the next connection on. */
+  readonly registry: VerbRegistry;
+  /** Connections open right now. */
+  readonly openConnections: number;
+  /** Stops accepting, drops open connections, removes the socket and pointer file. */
+  close(): Promise<void>;
+  /** Best-effort synchronous removal of the socket and pointer file, for exit hooks only. */
+  cleanupFilesSync(): void;
+}
+
+export type ControlServerStartResult =
+  | { readonly started: true; readonly server: ControlServer }
+  | { readonly started: false; readonly error: Error; readonly bindPath: string | null };
+
+/** Resolves true if something accepts a connection on `socketPath` within `timeoutMs`. */
+function somebodyAnswers(socketPath: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(socketPath);
+    const finish = (answered: boolean) => {
+      clearTimeout(timer);
+      probe.destroy();
+      resolve(answered);
+    };
+    // A listener that does not accept in time is still a listener: fail closed, keep its file.
+    const timer = setTimeout(() => finish(true), timeoutMs);
+    probe.once('connect', () => finish(true));
+    probe.once('error', () => finish(false));
+  });
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts the control server for `home` (default: the process home). Never throws: a failure to
+ * bind is logged and returned as `{ started: false, error }`, and the gateway runs on without a
+ * socket while consumers fall back to runtime files.
+ */
+export async function startControlServer(
+  options: ControlServerOptions = {},
+): Promise<ControlServerStartResult> {
+  const logger = options.logger ?? silentLogger;
+  const home = options.home ?? getProcessHermesHome();
+  let bindPath: string | null = null;
+  try {
+    const platform = options.platform ?? process.platform;
+    const location = await resolveServerSocketPath(home, options);
+    bindPath = location.bindPath;
+    const registry = new VerbRegistry({
+      ...createDefaultVerbHandlers({ ...options, home }),
+      ...options.handlers,
+    });
+    const server = await listen({
+      bindPath: location.bindPath,
+      windows: platform === 'win32',
+      registry,
+      options,
+      logger,
+    });
+    if (location.pointerFile !== null) {
+      try {
+        await writeFileAtomic(location.pointerFile, location.bindPath, { mode: 0o600 });
+      } catch (error) {
+        await server.close();
+        throw error;
+      }
+    }
+    logger.info(`${platform === 'win32' ? PIPE_LISTENING_LOG : SERVER_LISTENING_LOG}${bindPath}`);
+    return { started: true, server: server.toControlServer(home, location.pointerFile) };
+  } catch (error) {
+    const normalized = error instanceof Error ? error : new Error(String(error));
+    logger.warn(`${SERVER_START_FAILED_LOG}${normalized.message}`);
+    return { started: false, error: normalized, bindPath };
+  }
+}
+
+interface ListenInput {
+  readonly bindPath: string;
+  readonly windows: boolean;
+  readonly registry: VerbRegistry;
+  readonly options: ControlServerOptions;
+  readonly logger: ControlSocketLogger;
+}
+
+async function listen(input: ListenInput) {
+  const { bindPath, windows, registry, options, logger } = input;
+  const readTimeoutMs = options.readTimeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
+  if (!windows) {
+    // process.umask cannot be changed off the main thread, and without it the socket would be
+    // connectable by others between bind and chmod.
+    if (!isMainThread) {
+      throw new ControlSocketError({
+        code: 'not_main_thread',
+        message: 'the control socket must be started on the main thread (umask is process-wide)',
+      });
+    }
+    if (await exists(bindPath)) {
+      if (await somebodyAnswers(bindPath, readTimeoutMs)) {
+        throw new ControlSocketError({
+          code: 'socket_in_use',
+          message: `another process is answering on ${bindPath}`,
+        });
+      }
+      await rm(bindPath, { force: true });
+    }
+  }
+
+  const connections = new Set<net.Socket>();
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+    serveConnection({ socket, registry, readTimeoutMs, logger });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => {
+      reject(
+        new ControlSocketError({
+          code: 'bind_failed',
+          message: `cannot listen on ${bindPath}: ${error.message}`,
+          cause: error,
+        }),
+      );
+    };
+    server.once('error', onError);
+    server.once('listening', () => {
+      server.removeListener('error', onError);
+      try {
+        options.onListening?.(bindPath);
+      } catch (error) {
+        // A throw inside an event listener would crash the gateway; the hook is advisory.
+        logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
+      }
+      resolve();
+    });
+    if (windows) {
+      server.listen(bindPath);
+      return;
+    }
+    // The bind itself happens synchronously inside listen(), so the restrictive umask covers it
+    // and is restored before any other JavaScript runs; the window is a few microseconds.
+    const previousUmask = process.umask(0o177);
+    try {
+      server.listen(bindPath);
+    } finally {
+      process.umask(previousUmask);
+    }
+  });
+  // Swallow late server errors (a listener must exist, or Node would crash the gateway).
+  server.on('error', (error) => logger.debug(CONNECTION_HANDLER_ERROR_LOG, error));
+
+  let identity: SocketNodeIdentity | null = null;
+  if (!windows) {
+    await chmod(bindPath, 0o600).catch(() => {});
+    identity = await lstat(bindPath).then(
+      (stats) => ({ dev: stats.dev, ino: stats.ino }),
+      () => null,
+    );
+  }
+
+  return {
+    close: () => closeServer(server, connections),
+    toControlServer(home: string, pointerFile: string | null): ControlServer {
+      const cleanupFilesSync = () => {
+        if (windows) return;
+        removeOwnSocketSync(bindPath, identity);
+        if (pointerFile !== null) removePointerSync(pointerFile, bindPath);
+      };
+      const cleanupFiles = async () => {
+        if (windows) return;
+        await removeOwnSocket(bindPath, identity);
+        if (pointerFile !== null) await removePointer(pointerFile, bindPath);
+      };
+      const cleanupOnExit = options.cleanupOnExit ?? true;
+      if (cleanupOnExit) process.once('exit', cleanupFilesSync);
+      let closing: Promise<void> | undefined;
+      return {
+        home,
+        bindPath,
+        pointerFile,
+        registry,
+        get openConnections() {
+          return connections.size;
+        },
+        cleanupFilesSync,
+        close() {
+          closing ??= (async () => {
+            if (cleanupOnExit) process.removeListener('exit', cleanupFilesSync);
+            await closeServer(server, connections);
+            await cleanupFiles();
+          })();
+          return closing;
+        },
+      };
+    },
+  };
+}
+
+function closeServer(server: net.Server, connections: Set<net.Socket>): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+    for (const socket of connections) socket.destroy();
+  });
+}
+
+interface SocketNodeIdentity {
+  readonly dev: number;
+  readonly ino: number;
+}
+
+function isSameNode(
+  stats: { dev: number; ino: number },
+  identity: SocketNodeIdentity | null,
+): boolean {
+  return identity === null || (stats.dev === identity.dev && stats.ino === identity.ino);
+}
+
+/** Removes the socket only if it is still the node we bound (a successor may have replaced it). */
+async function removeOwnSocket(bindPath: string, identity: SocketNodeIdentity | null) {
+  try {
+    if (isSameNode(await lstat(bindPath), identity)) await rm(bindPath, { force: true });
+  } catch {
+    // Already gone.
+  }
+}
+
+async function removePointer(pointerFile: string, bindPath: string) {
+  try {
+    if ((await readFile(pointerFile, 'utf8')).trim() === bindPath) {
+      await rm(pointerFile, { force: true });
+    }
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Synchronous twin of `removeOwnSocket`, for `process.on('exit')`. */
+function removeOwnSocketSync(bindPath: string, identity: SocketNodeIdentity | null) {
+  try {
+    if (isSameNode(lstatSync(bindPath), identity)) rmSync(bindPath, { force: true });
+  } catch {
+    // Already gone.
+  }
+}
+
+function removePointerSync(pointerFile: string, bindPath: string) {
+  try {
+    if (readFileSync(pointerFile, 'utf8').trim() === bindPath) rmSync(pointerFile, { force: true });
+  } catch {
+    // Already gone.
+  }
+}
+
+interface ServeConnectionInput {
+  readonly socket: net.Socket;
+  readonly registry: VerbRegistry;
+  readonly readTimeoutMs: number;
+  readonly logger: ControlSocketLogger;
+}
+
+/**
+ * One request line in, one reply line out, then close. Empty and oversize lines are dropped
+ * without a reply; a client that half-closes after an unterminated line is answered for that
+ * line. Every path ends with the socket destroyed, so no descriptor outlives the exchange.
+ */
+function serveConnection(input: ServeConnectionInput): void {
+  const { socket, registry, readTimeoutMs, logger } = input;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let lineReceived = false;
+  socket.setTimeout(readTimeoutMs, () => socket.destroy());
+  socket.on('error', () => {
+    // Resets and timeouts are the client's business; the socket is destroyed either way.
+  });
+
+  const answer = async () => {
+    lineReceived = true;
+    socket.pause();
+    // Handlers may legitimately take longer than the read deadline (rescan waits up to 8 s).
+    socket.setTimeout(0);
+    const line = Buffer.concat(chunks, size);
+    chunks.length = 0;
+    if (line.byteLength === 0 || line.byteLength > MAX_REQUEST_LINE_BYTES) {
+      socket.destroy();
+      return;
+    }
+    let reply: string;
+    try {
+      reply = await dispatchRequestLine(line, registry);
+    } catch (error) {
+      logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
+      socket.destroy();
+      return;
+    }
+    if (socket.destroyed) return;
+    // The deadline restarts for the write: a client that never reads cannot pin the socket.
+    socket.setTimeout(readTimeoutMs);
+    socket.end(reply, () => socket.destroy());
+  };
+
+  socket.on('data', (chunk: Buffer) => {
+    if (lineReceived) return;
+    const newline = chunk.indexOf(10);
+    const part = newline === -1 ? chunk : chunk.subarray(0, newline);
+    size += part.byteLength;
+    if (size > MAX_REQUEST_LINE_BYTES) {
+      lineReceived = true;
+      socket.destroy();
+      return;
+    }
+    chunks.push(part);
+    if (newline !== -1) void answer();
+  });
+  socket.on('end', () => {
+    if (!lineReceived) void answer();
+  });
+}

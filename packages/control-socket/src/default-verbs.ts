@@ -1,0 +1,125 @@
+import { getProcessHermesHome } from '@hermes/config';
+import { CONTROL_PROTOCOL_VERSION, GATEWAY_KIND, IDENTIFY_VERB, STATUS_VERB } from './constants.js';
+import { canonicalHomePath } from './home-hash.js';
+import { readProcessStartTime } from './process-identity.js';
+import { profileLabelForHome } from './profile-label.js';
+import {
+  type CodeIdentity,
+  lastWrittenRuntimeStatus,
+  readRuntimeStatus,
+} from './runtime-status.js';
+import { detectContainer, detectSupervisorKind } from './supervisor.js';
+import type { VerbHandler } from './verb-registry.js';
+import type { IdentifyResult, StatusResult } from './wire-schema.js';
+
+/** Supplies the running code's identity; may be async. A throw omits the fields. */
+export type CodeIdentityProvider = () => CodeIdentity | Promise<CodeIdentity>;
+
+export interface DefaultVerbOptions {
+  /** The process home (default `getProcessHermesHome()`); never a per-task override. */
+  readonly home?: string;
+  readonly codeIdentity?: CodeIdentityProvider;
+  /** For supervisor detection; default `process.env` / `process.argv`. */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly argv?: readonly string[];
+  /** Whether this process runs in a container; detected once when not given. */
+  readonly inContainer?: boolean;
+  /** Wall clock in milliseconds for `answered_at` (display only). Default `Date.now`. */
+  readonly now?: () => number;
+  /**
+   * How long `identify` may reuse `served_profiles` read from a `gateway_state.json` written by
+   * another process (default 1000 ms). Writes made through `writeRuntimeStatus` in this process
+   * are seen at once.
+   */
+  readonly servedProfilesMaxAgeMs?: number;
+}
+
+/** Default for `servedProfilesMaxAgeMs`. */
+export const SERVED_PROFILES_MAX_AGE_MS = 1000;
+
+function servedProfilesOf(record: Readonly<Record<string, unknown>> | null): string[] | undefined {
+  const served = record?.served_profiles;
+  if (!Array.isArray(served) || served.length === 0) return undefined;
+  return served.every((profile) => typeof profile === 'string') ? [...served] : undefined;
+}
+
+/**
+ * Builds the `identify` handler. What never changes for a process (canonical home, start time,
+ * profile, supervisor) is computed once; each call reads only `gateway_state.json`, asynchronously,
+ * so a consumer polling fast never stalls the event loop.
+ */
+export function createIdentifyHandler(options: DefaultVerbOptions = {}): VerbHandler {
+  const home = options.home ?? getProcessHermesHome();
+  let fixedParts: Promise<Omit<IdentifyResult, 'code_sha' | 'code_version'>> | undefined;
+  const computeFixedParts = async () => {
+    const canonical = await canonicalHomePath(home);
+    return {
+      protocol: CONTROL_PROTOCOL_VERSION,
+      kind: GATEWAY_KIND,
+      pid: process.pid,
+      start_time: await readProcessStartTime(process.pid),
+      hermes_home: canonical,
+      profile: await profileLabelForHome(canonical),
+      supervisor: detectSupervisorKind({
+        env: options.env ?? process.env,
+        argv: options.argv ?? process.argv,
+        inContainer: options.inContainer ?? (await detectContainer(options.env ?? process.env)),
+      }),
+    } as const;
+  };
+  const maxAgeMs = options.servedProfilesMaxAgeMs ?? SERVED_PROFILES_MAX_AGE_MS;
+  let fromDisk: { readonly value: string[] | undefined; readonly readAt: number } | undefined;
+  // A disk read costs several thread-pool round trips, which dominated identify latency; the
+  // gateway's own writes are in memory, and another writer's changes are seen within maxAgeMs.
+  const readServedProfiles = async (): Promise<string[] | undefined> => {
+    const written = lastWrittenRuntimeStatus(home);
+    if (written !== undefined) return servedProfilesOf(written);
+    if (fromDisk !== undefined && performance.now() - fromDisk.readAt < maxAgeMs) {
+      return fromDisk.value;
+    }
+    const value = servedProfilesOf(await readRuntimeStatus(home));
+    fromDisk = { value, readAt: performance.now() };
+    return value;
+  };
+  return async (): Promise<IdentifyResult> => {
+    fixedParts ??= computeFixedParts();
+    const payload: Record<string, unknown> = { ...(await fixedParts) };
+    if (options.codeIdentity) {
+      try {
+        const identity = await options.codeIdentity();
+        payload.code_sha = identity.sha;
+        payload.code_version = identity.version;
+      } catch {
+        // An identity lookup failure omits both fields rather than failing identify.
+      }
+    }
+    const served = await readServedProfiles();
+    if (served !== undefined) payload.served_profiles = served;
+    return payload as IdentifyResult;
+  };
+}
+
+/** Builds the `status` handler: `gateway_state.json` read fresh, plus who answered and when. */
+export function createStatusHandler(options: DefaultVerbOptions = {}): VerbHandler {
+  const home = options.home ?? getProcessHermesHome();
+  const now = options.now ?? Date.now;
+  return async (): Promise<StatusResult> => {
+    const record = (await readRuntimeStatus(home)) ?? {};
+    return {
+      ...record,
+      protocol: CONTROL_PROTOCOL_VERSION,
+      answered_at: now() / 1000,
+      answering_pid: process.pid,
+    };
+  };
+}
+
+/** The built-in verbs: `identify` and `status`. */
+export function createDefaultVerbHandlers(
+  options: DefaultVerbOptions = {},
+): Record<string, VerbHandler> {
+  return {
+    [IDENTIFY_VERB]: createIdentifyHandler(options),
+    [STATUS_VERB]: createStatusHandler(options),
+  };
+}

@@ -1,0 +1,148 @@
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import {
+  CONTROL_PROTOCOL_VERSION,
+  MAX_RESPONSE_LINE_BYTES,
+  REQUEST_NOT_OBJECT_ERROR,
+  RESPONSE_SERIALIZATION_FAILED_ERROR,
+  RESPONSE_TOO_LARGE_ERROR,
+  UNKNOWN_VERB_ERROR_PREFIX,
+  UNSUPPORTED_PROTOCOL_ERROR_PREFIX,
+} from './constants.js';
+import { dispatchRequestLine } from './request-dispatch.js';
+import { VerbRegistry } from './verb-registry.js';
+import { ControlReplySchema } from './wire-schema.js';
+
+const registry = new VerbRegistry({
+  identify: () => ({ pid: 7 }),
+  status: async () => ({ gateway_state: 'running' }),
+  echo: (request) => request.payload ?? {},
+  nothing: () => undefined,
+  explode: () => {
+    throw new RangeError('disk on fire');
+  },
+  circular: () => {
+    const value: Record<string, unknown> = {};
+    value.self = value;
+    return value;
+  },
+  huge: () => ({ blob: 'x'.repeat(MAX_RESPONSE_LINE_BYTES) }),
+  bigint: () => ({ big: 2n ** 70n }),
+});
+
+async function reply(line: string | Uint8Array): Promise<Record<string, unknown>> {
+  const bytes = typeof line === 'string' ? Buffer.from(line) : line;
+  const text = await dispatchRequestLine(bytes, registry);
+  expect(text.endsWith('\n')).toBe(true);
+  expect(text.indexOf('\n')).toBe(text.length - 1);
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  expect(v.is(ControlReplySchema, parsed)).toBe(true);
+  return parsed;
+}
+
+describe('dispatchRequestLine', () => {
+  it('answers a known verb with ok, protocol 1, the result and the echoed id', async () => {
+    expect(await reply('{"verb":"identify","id":"abc","protocol":1}')).toEqual({
+      ok: true,
+      protocol: CONTROL_PROTOCOL_VERSION,
+      result: { pid: 7 },
+      id: 'abc',
+    });
+  });
+
+  it('omits id when the request had none or a null one', async () => {
+    expect(await reply('{"verb":"status"}')).not.toHaveProperty('id');
+    expect(await reply('{"verb":"status","id":null}')).not.toHaveProperty('id');
+  });
+
+  it('hands the validated request, payload included, to the handler', async () => {
+    expect((await reply('{"verb":"echo","payload":{"a":[1,2]}}')).result).toEqual({ a: [1, 2] });
+  });
+
+  it('answers result null for a handler that returns nothing', async () => {
+    expect(await reply('{"verb":"nothing"}')).toEqual({ ok: true, protocol: 1, result: null });
+  });
+
+  it('names an unknown verb Python-style and lists the supported verbs sorted', async () => {
+    const body = await reply('{"verb":"restart","id":4}');
+    expect(body).toEqual({
+      ok: false,
+      error: `${UNKNOWN_VERB_ERROR_PREFIX}'restart'`,
+      protocol: 1,
+      supported_verbs: registry.verbs(),
+      id: 4,
+    });
+    expect(registry.verbs()).toEqual([...registry.verbs()].sort());
+  });
+
+  it('renders a missing, null or non-string verb as None / True / 3', async () => {
+    expect((await reply('{}')).error).toBe('unknown verb: None');
+    expect((await reply('{"verb":null}')).error).toBe('unknown verb: None');
+    expect((await reply('{"verb":true}')).error).toBe('unknown verb: True');
+    expect((await reply('{"verb":3}')).error).toBe('unknown verb: 3');
+  });
+
+  it('refuses a protocol other than 1 and says which it speaks', async () => {
+    expect(await reply('{"verb":"identify","protocol":2,"id":1}')).toEqual({
+      ok: false,
+      error: `${UNSUPPORTED_PROTOCOL_ERROR_PREFIX}2`,
+      protocol: 1,
+      supported_protocols: [1],
+      id: 1,
+    });
+  });
+
+  it('reports invalid JSON as a SyntaxError with protocol 1', async () => {
+    const body = await reply('{"verb":');
+    expect(body.ok).toBe(false);
+    expect(body.protocol).toBe(1);
+    expect(String(body.error)).toMatch(/^SyntaxError: /);
+  });
+
+  it('reports invalid UTF-8 instead of decoding it with replacement characters', async () => {
+    const body = await reply(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]));
+    expect(body.ok).toBe(false);
+    expect(String(body.error)).toMatch(/^TypeError: /);
+  });
+
+  it('refuses JSON that is not an object', async () => {
+    for (const line of ['[1,2]', '"identify"', '42', 'null']) {
+      expect(await reply(line)).toEqual({
+        ok: false,
+        error: `TypeError: ${REQUEST_NOT_OBJECT_ERROR}`,
+        protocol: 1,
+      });
+    }
+  });
+
+  it('validates the payload at the edge', async () => {
+    const body = await reply('{"verb":"echo","payload":5,"id":9}');
+    expect(body.ok).toBe(false);
+    expect(body.id).toBe(9);
+    expect(String(body.error)).toMatch(/^TypeError: invalid request field "payload"/);
+  });
+
+  it('turns a handler exception into "<ErrorName>: <message>"', async () => {
+    expect(await reply('{"verb":"explode","id":2}')).toEqual({
+      ok: false,
+      error: 'RangeError: disk on fire',
+      protocol: 1,
+      id: 2,
+    });
+  });
+
+  it('stringifies bigints rather than failing the reply', async () => {
+    expect((await reply('{"verb":"bigint"}')).result).toEqual({ big: String(2n ** 70n) });
+  });
+
+  it('answers exactly the last-resort bodies for unserialisable and oversize results', async () => {
+    expect(await reply('{"verb":"circular","id":1}')).toEqual({
+      ok: false,
+      error: RESPONSE_SERIALIZATION_FAILED_ERROR,
+    });
+    expect(await reply('{"verb":"huge","id":1}')).toEqual({
+      ok: false,
+      error: RESPONSE_TOO_LARGE_ERROR,
+    });
+  });
+});

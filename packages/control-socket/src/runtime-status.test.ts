@@ -1,0 +1,209 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { GATEWAY_KIND, RUNTIME_STATUS_STALE_AFTER_MS } from './constants.js';
+import {
+  isRuntimeStatusStale,
+  normalizeUpdatedAt,
+  type RuntimeStatusWriter,
+  readRuntimeStatus,
+  runtimeStatusPath,
+  writeRuntimeStatus,
+} from './runtime-status.js';
+
+function writer(home: string, overrides: Partial<RuntimeStatusWriter> = {}): RuntimeStatusWriter {
+  return {
+    pid: 1111,
+    argv: ['hermes', 'gateway', 'run'],
+    startTime: 555,
+    home,
+    codeIdentity: { sha: 'aaa', version: '1.0.0' },
+    now: () => Date.UTC(2026, 0, 2, 3, 4, 5),
+    ...overrides,
+  };
+}
+
+describe('writeRuntimeStatus', () => {
+  it('creates a fresh record with the writer fields and the defaults', async () => {
+    const home = await tempHome();
+    await writeRuntimeStatus(home.path, {}, writer(home.path));
+    expect(await readRuntimeStatus(home.path)).toEqual({
+      kind: GATEWAY_KIND,
+      pid: 1111,
+      argv: ['hermes', 'gateway', 'run'],
+      start_time: 555,
+      hermes_home: home.path,
+      gateway_state: 'starting',
+      exit_reason: null,
+      restart_requested: false,
+      active_agents: 0,
+      platforms: {},
+      session_store: { status: 'unknown' },
+      updated_at: '2026-01-02T03:04:05.000Z',
+      code_sha: 'aaa',
+      code_version: '1.0.0',
+    });
+  });
+
+  it('writes compact JSON and replaces the file atomically', async () => {
+    const home = await tempHome();
+    await writeRuntimeStatus(home.path, { gatewayState: 'running' }, writer(home.path));
+    const text = await readFile(runtimeStatusPath(home.path), 'utf8');
+    expect(text).not.toMatch(/\n| {2}/);
+  });
+
+  it('re-stamps the writer on every write but keeps fields it was not given', async () => {
+    const home = await tempHome();
+    await writeRuntimeStatus(
+      home.path,
+      { gatewayState: 'running', activeAgents: 4, exitReason: 'x' },
+      writer(home.path),
+    );
+    const next = writer(home.path, {
+      pid: 2222,
+      argv: ['hermes', 'gateway', 'restart'],
+      startTime: 777,
+      codeIdentity: { sha: 'bbb', version: '2.0.0' },
+      now: () => Date.UTC(2026, 0, 2, 3, 5, 0),
+    });
+    const record = await writeRuntimeStatus(home.path, { restartRequested: true }, next);
+    expect(record).toMatchObject({
+      pid: 2222,
+      argv: ['hermes', 'gateway', 'restart'],
+      start_time: 777,
+      code_sha: 'bbb',
+      code_version: '2.0.0',
+      updated_at: '2026-01-02T03:05:00.000Z',
+      gateway_state: 'running',
+      active_agents: 4,
+      exit_reason: 'x',
+      restart_requested: true,
+    });
+  });
+
+  it('coerces active_agents to a non-negative integer and junk to 0', async () => {
+    const home = await tempHome();
+    const cases: [unknown, number][] = [
+      ['3', 3],
+      [2.7, 2],
+      [-1, 0],
+      ['junk', 0],
+      [Number.POSITIVE_INFINITY, 0],
+      [null, 0],
+    ];
+    for (const [input, expected] of cases) {
+      const record = await writeRuntimeStatus(
+        home.path,
+        { activeAgents: input },
+        writer(home.path),
+      );
+      expect(record.active_agents).toBe(expected);
+    }
+  });
+
+  it('accepts only ok, unavailable and retrying as a session-store status', async () => {
+    const home = await tempHome();
+    const ok = await writeRuntimeStatus(home.path, { sessionStore: 'retrying' }, writer(home.path));
+    expect(ok.session_store).toEqual({ status: 'retrying' });
+    const junk = await writeRuntimeStatus(home.path, { sessionStore: 'melted' }, writer(home.path));
+    expect(junk.session_store).toEqual({ status: 'unknown' });
+  });
+
+  it('stamps platform entries with their writer and drops profile keys on request', async () => {
+    const home = await tempHome();
+    const statusWriter = writer(home.path);
+    await writeRuntimeStatus(
+      home.path,
+      { platform: { key: 'telegram', state: 'connected' } },
+      statusWriter,
+    );
+    await writeRuntimeStatus(
+      home.path,
+      { platform: { key: 'work:slack', state: 'retrying' } },
+      statusWriter,
+    );
+    await writeRuntimeStatus(
+      home.path,
+      { platform: { key: 'home:discord', state: 'fatal' } },
+      statusWriter,
+    );
+    const record = await writeRuntimeStatus(
+      home.path,
+      { platform: { key: 'telegram', needsAttention: true, errorCode: 'E1' } },
+      statusWriter,
+    );
+    expect(record.platforms).toMatchObject({
+      telegram: {
+        state: 'connected',
+        needs_attention: true,
+        error_code: 'E1',
+        writer_pid: 1111,
+        writer_start_time: 555,
+        updated_at: '2026-01-02T03:04:05.000Z',
+      },
+    });
+    const dropped = await writeRuntimeStatus(
+      home.path,
+      { dropProfilePlatforms: 'work' },
+      statusWriter,
+    );
+    expect(Object.keys(dropped.platforms as object).sort()).toEqual(['home:discord', 'telegram']);
+    const cleared = await writeRuntimeStatus(
+      home.path,
+      { clearProfilePlatforms: true },
+      statusWriter,
+    );
+    expect(Object.keys(cleared.platforms as object)).toEqual(['telegram']);
+  });
+
+  it('loses no update when many writes race in one process', async () => {
+    const home = await tempHome();
+    const statusWriter = writer(home.path);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        writeRuntimeStatus(
+          home.path,
+          { platform: { key: `p${index}`, state: 'connected' } },
+          statusWriter,
+        ),
+      ),
+    );
+    const record = await readRuntimeStatus(home.path);
+    expect(Object.keys(record?.platforms as object)).toHaveLength(20);
+  });
+});
+
+describe('readRuntimeStatus', () => {
+  it('tolerates a BOM and answers null for missing, invalid or non-object files', async () => {
+    const home = await tempHome();
+    expect(await readRuntimeStatus(home.path)).toBeNull();
+    await writeFile(runtimeStatusPath(home.path), '\uFEFF{"pid":5}');
+    expect(await readRuntimeStatus(home.path)).toEqual({ pid: 5 });
+    for (const text of ['not json', '[1]', '3', '']) {
+      await writeFile(runtimeStatusPath(home.path), text);
+      expect(await readRuntimeStatus(home.path)).toBeNull();
+    }
+  });
+});
+
+describe('staleness', () => {
+  const now = Date.UTC(2026, 5, 1, 12, 0, 0);
+
+  it('parses ISO stamps with or without a zone (zone-less is UTC) and plausible epochs', () => {
+    expect(normalizeUpdatedAt('2026-06-01T11:59:00Z', now)).toBe(now - 60_000);
+    expect(normalizeUpdatedAt('2026-06-01T11:59:00', now)).toBe(now - 60_000);
+    expect(normalizeUpdatedAt('2026-06-01T13:59:00+02:00', now)).toBe(now - 60_000);
+    expect(normalizeUpdatedAt((now - 60_000) / 1000, now)).toBe(now - 60_000);
+    expect(normalizeUpdatedAt(12, now)).toBeNull();
+    expect(normalizeUpdatedAt(now / 1000 + 2 * 86_400, now)).toBeNull();
+    expect(normalizeUpdatedAt(Number.NaN, now)).toBeNull();
+    expect(normalizeUpdatedAt('yesterday', now)).toBeNull();
+  });
+
+  it('calls a record stale after 120 s or without a usable stamp', () => {
+    const at = (ms: number) => ({ updated_at: new Date(ms).toISOString() });
+    expect(isRuntimeStatusStale(at(now - RUNTIME_STATUS_STALE_AFTER_MS + 1000), now)).toBe(false);
+    expect(isRuntimeStatusStale(at(now - RUNTIME_STATUS_STALE_AFTER_MS - 1000), now)).toBe(true);
+    expect(isRuntimeStatusStale({}, now)).toBe(true);
+  });
+});

@@ -1,0 +1,43 @@
+import net from 'node:net';
+
+export interface RawExchange {
+  /** Everything the server sent before closing. */
+  readonly received: string;
+  /** True when the server closed the connection (false: we gave up at the deadline). */
+  readonly closedByServer: boolean;
+}
+
+export interface RawExchangeOptions {
+  /** Written in order, each as its own write. */
+  readonly chunks: readonly (string | Uint8Array)[];
+  /** Half-close after writing (default false). */
+  readonly endAfterWrite?: boolean;
+  readonly deadlineMs?: number;
+}
+
+/** Test helper: talks to a socket byte by byte, as a misbehaving client would. */
+export function rawExchange(socketPath: string, options: RawExchangeOptions): Promise<RawExchange> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    const received: Buffer[] = [];
+    let done = false;
+    const finish = (closedByServer: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ received: Buffer.concat(received).toString('utf8'), closedByServer });
+    };
+    const timer = setTimeout(() => finish(false), options.deadlineMs ?? 5000);
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => finish(true));
+    socket.once('connect', async () => {
+      for (const chunk of options.chunks) {
+        socket.write(chunk);
+        await new Promise((next) => setTimeout(next, 5));
+      }
+      if (options.endAfterWrite) socket.end();
+    });
+  });
+}

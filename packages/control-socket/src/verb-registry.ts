@@ -1,0 +1,60 @@
+import * as v from 'valibot';
+import { ControlSocketError } from './errors.js';
+import type { ControlRequest } from './wire-schema.js';
+import { VerbNameSchema } from './wire-schema.js';
+
+/**
+ * Answers one verb. It receives the validated request (read `payload` from it) and returns a
+ * JSON-serialisable result. It must not block the event loop: use async I/O.
+ */
+export type VerbHandler = (request: ControlRequest) => unknown | Promise<unknown>;
+
+/** The verbs a server answers. The gateway registers its own verbs next to the built-ins. */
+export class VerbRegistry {
+  readonly #handlers = new Map<string, VerbHandler>();
+
+  constructor(handlers: Readonly<Record<string, VerbHandler>> = {}) {
+    for (const [verb, handler] of Object.entries(handlers)) this.set(verb, handler);
+  }
+
+  /** Adds `verb`; throws `verb_exists` if it is already registered (use `set` to replace). */
+  register(verb: string, handler: VerbHandler): this {
+    if (this.#handlers.has(verb)) {
+      throw new ControlSocketError({
+        code: 'verb_exists',
+        message: `control verb "${verb}" is already registered`,
+      });
+    }
+    return this.set(verb, handler);
+  }
+
+  /** Adds or replaces the handler for `verb`. */
+  set(verb: string, handler: VerbHandler): this {
+    if (!v.is(VerbNameSchema, verb)) {
+      throw new ControlSocketError({
+        code: 'invalid_verb_name',
+        message: `control verb names are 1-128 character strings, got ${JSON.stringify(verb)}`,
+      });
+    }
+    this.#handlers.set(verb, handler);
+    return this;
+  }
+
+  /** Removes `verb`; true when it was registered. */
+  unregister(verb: string): boolean {
+    return this.#handlers.delete(verb);
+  }
+
+  get(verb: string): VerbHandler | undefined {
+    return this.#handlers.get(verb);
+  }
+
+  has(verb: string): boolean {
+    return this.#handlers.has(verb);
+  }
+
+  /** Registered verb names, sorted (the `supported_verbs` of an unknown-verb reply). */
+  verbs(): string[] {
+    return [...this.#handlers.keys()].sort();
+  }
+}

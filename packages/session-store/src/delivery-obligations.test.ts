@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { openTestStore } from '../test/helpers.js';
+import { OBLIGATION_MAX_ATTEMPTS, type SessionStore } from './index.js';
+
+const deadOwner = { pid: 2_147_483_000, startTicks: null };
+const input = {
+  sessionKey: 'peer-1',
+  messageRef: 'm1',
+  platform: 'telegram',
+  chatId: 'c1',
+  content: 'final reply',
+};
+
+async function recordAsDeadOwner(
+  store: SessionStore,
+  overrides: Partial<typeof input> = {},
+): Promise<string> {
+  const { obligationId } = await store.recordObligation({ ...input, ...overrides });
+  // Re-home the row to a pid that cannot exist, as if the previous gateway had died.
+  await store.withWriteTransaction((database) =>
+    database
+      .prepare(
+        'UPDATE delivery_obligations SET owner_pid = ?, owner_started_at = NULL WHERE obligation_id = ?',
+      )
+      .run(deadOwner.pid, obligationId),
+  );
+  return obligationId;
+}
+
+describe('delivery obligations', () => {
+  it('records idempotently with a stable id before the send', async () => {
+    const { store } = await openTestStore();
+    const first = await store.recordObligation(input);
+    const again = await store.recordObligation(input);
+    expect(first.created).toBe(true);
+    expect(again).toEqual({ obligationId: first.obligationId, created: false });
+    expect(first.obligationId).toMatch(/^[0-9a-f]{24}$/);
+    expect(store.getObligation(first.obligationId)).toMatchObject({
+      state: 'pending',
+      ownerPid: process.pid,
+    });
+  });
+
+  it('claims dead owners rows, clears resume_pending for their sessions in the same step, and marks recovered sends', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'telegram', sessionKey: 'peer-1' });
+    await store.setResumePending('s', 'restart_timeout');
+    const neverTried = await recordAsDeadOwner(store);
+    const inFlight = await recordAsDeadOwner(store, { messageRef: 'm2' });
+    await store.withWriteTransaction((database) =>
+      database
+        .prepare(
+          "UPDATE delivery_obligations SET state = 'attempting', attempts = 1 WHERE obligation_id = ?",
+        )
+        .run(inFlight),
+    );
+    const claimed = await store.claimPendingObligations();
+    expect(claimed.map((row) => [row.obligationId, row.needsRecoveredMarker])).toEqual([
+      [neverTried, false],
+      [inFlight, true],
+    ]);
+    expect(store.requireSession('s').resumePending).toBe(0);
+    expect(await store.claimPendingObligations()).toEqual([]); // now owned by a live process: us
+    expect(await store.completeObligation(neverTried)).toBe(true);
+    expect(store.getObligation(neverTried)?.state).toBe('delivered');
+  });
+
+  it('leaves rows of live owners and of offline platforms alone', async () => {
+    const { store } = await openTestStore();
+    await store.recordObligation(input); // owned by this live process
+    await recordAsDeadOwner(store, { messageRef: 'x', platform: 'discord' });
+    expect(await store.claimPendingObligations({ platforms: ['telegram'] })).toEqual([]);
+    expect(await store.claimPendingObligations({ platforms: ['discord'] })).toHaveLength(1);
+  });
+
+  it('adopts rows still inside a flood-control wait instead of sending them now', async () => {
+    const { store } = await openTestStore();
+    const { obligationId } = await store.recordObligation(input);
+    expect(await store.failObligation(obligationId, 'flood_control:120')).toBe('pending');
+    const row = store.getObligation(obligationId);
+    expect((row?.notBefore ?? 0) - Date.now() / 1000).toBeGreaterThan(100);
+    await store.withWriteTransaction((database) =>
+      database
+        .prepare('UPDATE delivery_obligations SET owner_pid = ? WHERE obligation_id = ?')
+        .run(deadOwner.pid, obligationId),
+    );
+    const [claimed] = await store.claimPendingObligations();
+    expect(claimed?.adopted).toBe(true);
+  });
+
+  it('backs off after a failed send and gives up after the maximum attempts', async () => {
+    const { store } = await openTestStore();
+    const { obligationId } = await store.recordObligation(input);
+    const states: (string | null)[] = [];
+    for (let attempt = 0; attempt < OBLIGATION_MAX_ATTEMPTS; attempt += 1) {
+      states.push(await store.failObligation(obligationId, 'network down'));
+    }
+    expect(states).toEqual(['pending', 'pending', 'failed']);
+    expect(store.getObligation(obligationId)).toMatchObject({
+      attempts: 3,
+      lastError: 'network down',
+    });
+  });
+
+  it('another process cannot complete an obligation it does not own', async () => {
+    const { store } = await openTestStore();
+    const id = await recordAsDeadOwner(store);
+    expect(await store.completeObligation(id)).toBe(false);
+    expect(await store.releaseObligation(id)).toBe(false);
+  });
+});

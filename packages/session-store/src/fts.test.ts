@@ -1,0 +1,207 @@
+import path from 'node:path';
+import { spawnProcess } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { corruptFtsIndex, ftsTriggerCount } from '../test/corrupt-fts.js';
+import { openTestStore, reopenStore } from '../test/helpers.js';
+import {
+  type Clock,
+  ERROR_MESSAGES,
+  FTS_REBUILD_DEFERRAL_KEY,
+  type SessionStore,
+  scanForeignHolders,
+} from './index.js';
+
+const fixture = path.join(import.meta.dirname, '../test/fixtures/hold-database.mjs');
+const quietScanner = async () => [];
+
+async function seedMessages(store: SessionStore, count: number): Promise<void> {
+  await store.createSession({ id: 'chat', source: 'cli', title: 'Chat' });
+  await store.appendMessages(
+    'chat',
+    Array.from({ length: count }, (_, index) => ({
+      role: 'user' as const,
+      content: `alpha message number ${index}`,
+    })),
+  );
+}
+
+function manualClock(): Clock & { advance(ms: number): void } {
+  let monotonic = 0;
+  return {
+    now: () => Date.now() / 1000,
+    monotonicMs: () => monotonic,
+    advance: (ms) => {
+      monotonic += ms;
+    },
+  };
+}
+
+describe('searchMessages', () => {
+  it('finds messages with highlighted snippets and session info, newest first', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'a', source: 'telegram', title: 'Gardening' });
+    await store.appendMessage('a', {
+      role: 'user',
+      content: 'how deep should tomato seeds be planted',
+    });
+    await store.appendMessage('a', {
+      role: 'assistant',
+      content: 'plant tomato seeds a quarter inch deep',
+    });
+    await store.appendMessage('a', { role: 'user', content: 'thanks' });
+    const result = store.searchMessages('tomato');
+    expect(result.mode).toBe('fts');
+    expect(result.hits).toHaveLength(2);
+    expect(result.hits[0]).toMatchObject({
+      role: 'assistant',
+      session: { id: 'a', title: 'Gardening', source: 'telegram' },
+    });
+    expect(result.hits[0]?.snippet).toContain('>>>tomato<<<');
+  });
+
+  it('turns an FTS syntax error from user input into a clear error', async () => {
+    const { store } = await openTestStore();
+    await seedMessages(store, 2);
+    expect(() => store.searchMessages('alpha AND')).toThrow(
+      expect.objectContaining({ code: 'invalid_search_query' }),
+    );
+    expect(() => store.searchMessages('"unterminated')).toThrow(/Invalid search query/);
+  });
+
+  it('indexes updates and deletes through the triggers', async () => {
+    const { store } = await openTestStore();
+    await seedMessages(store, 1);
+    await store.withWriteTransaction((database) =>
+      database.prepare("UPDATE messages SET content = 'beta words'").run(),
+    );
+    expect(store.searchMessages('alpha').hits).toHaveLength(0);
+    expect(store.searchMessages('beta').hits).toHaveLength(1);
+    await store.deleteSession('chat');
+    expect(store.searchMessages('beta').hits).toHaveLength(0);
+  });
+});
+
+describe('FTS fail-open and recovery', () => {
+  it('keeps transcript writes when the index is corrupt, records fts_stale, drops triggers and falls back to LIKE', async () => {
+    const { store, databasePath } = await openTestStore({ foreignHolderScanner: quietScanner });
+    await seedMessages(store, 2000);
+    corruptFtsIndex(databasePath);
+    const id = await store.appendMessage('chat', {
+      role: 'user',
+      content: 'written after the corruption',
+    });
+    expect(store.getMessages('chat', { afterId: id - 1 })[0]?.content).toBe(
+      'written after the corruption',
+    );
+    expect(store.isFtsStale()).toBe(true);
+    expect(ftsTriggerCount(databasePath)).toBe(0);
+    const result = store.searchMessages('after the corruption');
+    expect(result.mode).toBe('like');
+    expect(result.hits.map((hit) => hit.messageId)).toEqual([id]);
+  });
+
+  it('a search that meets a corrupt index detaches it and answers with LIKE', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await seedMessages(store, 200);
+    corruptFtsIndex(databasePath);
+    const result = store.searchMessages('number 199');
+    expect(result.mode).toBe('like');
+    expect(result.hits).toHaveLength(1);
+    expect(result.hits[0]?.snippet).toContain('>>>number 199<<<');
+    expect(store.isFtsStale()).toBe(true);
+  });
+
+  it('rebuilds on the next open in a worker and clears the stale flag', async () => {
+    const { store, databasePath } = await openTestStore({ foreignHolderScanner: quietScanner });
+    await seedMessages(store, 2000);
+    corruptFtsIndex(databasePath);
+    await store.appendMessage('chat', { role: 'user', content: 'gamma after corruption' });
+    expect(store.isFtsStale()).toBe(true);
+    await store.close();
+    const reopened = await reopenStore(databasePath);
+    expect(await reopened.ftsRecovery).toBe(1);
+    expect(reopened.isFtsStale()).toBe(false);
+    expect(ftsTriggerCount(databasePath)).toBe(3);
+    expect(reopened.searchMessages('gamma')).toMatchObject({
+      mode: 'fts',
+      hits: [expect.objectContaining({ role: 'user' })],
+    });
+    expect(reopened.searchMessages('alpha', { limit: 200 }).hits).toHaveLength(200);
+  });
+
+  it('defers the rebuild while another process holds the database, then rebuilds once it is gone', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await seedMessages(store, 50);
+    corruptFtsIndex(databasePath);
+    await store.appendMessage('chat', { role: 'user', content: 'delta' });
+    const holder = await spawnProcess({
+      command: process.execPath,
+      args: [fixture, databasePath],
+      readyLine: 'holding',
+    });
+    const warnings: string[] = [];
+    const second = await reopenStore(databasePath, {
+      recoverFtsOnOpen: false,
+      logger: { warn: (message) => warnings.push(message) },
+    });
+    expect(await second.rebuildFts()).toBe(0);
+    expect(second.isFtsStale()).toBe(true);
+    expect(
+      warnings.some((warning) =>
+        warning.startsWith('Skipping Session DB FTS rebuild while foreign processes hold'),
+      ),
+    ).toBe(true);
+    expect(warnings.join('\n')).toContain(`pid ${holder.pid}`);
+    const deferral = await second.withWriteTransaction(
+      (database) =>
+        database
+          .prepare('SELECT value FROM state_meta WHERE key = ?')
+          .pluck()
+          .get(FTS_REBUILD_DEFERRAL_KEY) as string,
+    );
+    expect(JSON.parse(deferral)).toMatchObject({ attempts: 1, holderPids: [holder.pid] });
+    await holder.stop();
+    expect(await second.rebuildFts()).toBe(1);
+    expect(second.isFtsStale()).toBe(false);
+    expect(second.searchMessages('delta').mode).toBe('fts');
+  });
+
+  it('counts a failed holder scan as held (fail closed)', async () => {
+    const { databasePath } = await openTestStore();
+    const holders = await scanForeignHolders({ databasePath, procRoot: '/nonexistent-proc' });
+    expect(holders).toEqual([expect.objectContaining({ pid: -1 })]);
+    const throwing = await reopenStore(databasePath, {
+      foreignHolderScanner: async () => {
+        throw new Error('scan exploded');
+      },
+    });
+    expect(await throwing.rebuildFts()).toBe(0);
+  });
+
+  it('retries deferred recovery at most once per cooldown', async () => {
+    const clock = manualClock();
+    let held = true;
+    const { store, databasePath } = await openTestStore({
+      clock,
+      recoverFtsOnOpen: false,
+      foreignHolderScanner: async () => (held ? [{ pid: 99999, reason: 'test holder' }] : []),
+    });
+    await seedMessages(store, 10);
+    corruptFtsIndex(databasePath);
+    await store.appendMessage('chat', { role: 'user', content: 'epsilon' });
+    expect(await store.retryDeferredFtsRecovery()).toBe(0);
+    held = false;
+    expect(await store.retryDeferredFtsRecovery()).toBe(0); // still inside the cooldown
+    expect(store.isFtsStale()).toBe(true);
+    clock.advance(300_000);
+    expect(await store.retryDeferredFtsRecovery()).toBe(1);
+    expect(store.isFtsStale()).toBe(false);
+    expect(await store.retryDeferredFtsRecovery()).toBe(0); // nothing stale
+  });
+
+  it('exposes the exact skip message', () => {
+    expect(ERROR_MESSAGES.ftsRebuildSkipped('pid 1: x')).toBe(
+      'Skipping Session DB FTS rebuild while foreign processes hold the database or WAL sidecars (pid 1: x); canonical transcript writes remain available.',
+    );
+  });
+});

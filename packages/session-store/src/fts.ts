@@ -1,0 +1,220 @@
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import { FTS_STALE_KEY, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from './limits.js';
+import { shapePreview } from './preview.js';
+import { isFtsCorruption, sqliteErrorMessage } from './sqlite-errors.js';
+import type { StoreContext } from './store-context.js';
+
+export function readMeta(context: StoreContext, key: string): string | null {
+  return (
+    (context.statement('SELECT value FROM state_meta WHERE key = ?').pluck().get(key) as
+      | string
+      | undefined) ?? null
+  );
+}
+
+export function writeMeta(context: StoreContext, key: string, value: string | null): void {
+  if (value === null) {
+    context.statement('DELETE FROM state_meta WHERE key = ?').run(key);
+  } else {
+    context
+      .statement(
+        'INSERT INTO state_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
+  }
+}
+
+/** Stale means the index is detached: search uses LIKE until a rebuild succeeds. */
+export function isFtsStale(context: StoreContext): boolean {
+  return readMeta(context, FTS_STALE_KEY) !== null;
+}
+
+export function dropFtsTriggers(context: StoreContext): number {
+  const names = context.db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_%'")
+    .pluck()
+    .all() as string[];
+  for (const name of names) context.db.exec(`DROP TRIGGER IF EXISTS "${name}"`);
+  return names.length;
+}
+
+/**
+ * Detaches a corrupt FTS index so transcript writes keep working: records `fts_stale` and drops
+ * the triggers in one transaction. Search falls back to LIKE until a rebuild clears the flag.
+ */
+export function enterFtsFailOpen(context: StoreContext, reason: string): void {
+  context.db
+    .transaction(() => {
+      writeMeta(context, FTS_STALE_KEY, JSON.stringify({ since: context.clock.now(), reason }));
+      dropFtsTriggers(context);
+    })
+    .immediate();
+}
+
+export interface SearchMessagesOptions {
+  readonly limit?: number;
+  readonly sessionId?: string;
+  readonly source?: string;
+  readonly includeHidden?: boolean;
+}
+
+export interface MessageSearchHit {
+  readonly messageId: number;
+  readonly sessionId: string;
+  readonly role: string;
+  readonly snippet: string;
+  readonly timestamp: number;
+  readonly session: {
+    readonly id: string;
+    readonly title: string | null;
+    readonly source: string;
+    readonly startedAt: number;
+    readonly lineageRootId: string;
+  };
+}
+
+export interface MessageSearchResult {
+  readonly hits: MessageSearchHit[];
+  /** `fts` normally; `like` while the index is stale (fail-open). */
+  readonly mode: 'fts' | 'like';
+}
+
+const SNIPPET_OPEN = '>>>';
+const SNIPPET_CLOSE = '<<<';
+
+interface HitRow {
+  messageId: number;
+  sessionId: string;
+  role: string;
+  snippet: string;
+  timestamp: number;
+  title: string | null;
+  source: string;
+  startedAt: number;
+  lineageRootId: string;
+}
+
+function filters(options: SearchMessagesOptions): {
+  sql: string;
+  parameters: Record<string, unknown>;
+} {
+  const parts = [
+    'm.active = 1',
+    "(m.display_kind IS NULL OR m.display_kind != 'hidden')",
+    'm._compressed_summary = 0',
+  ];
+  const parameters: Record<string, unknown> = {};
+  if (!options.includeHidden) parts.push('s.hidden = 0');
+  if (options.sessionId) {
+    parts.push('m.session_id = @sessionId');
+    parameters.sessionId = options.sessionId;
+  }
+  if (options.source) {
+    parts.push('s.source = @source');
+    parameters.source = options.source;
+  }
+  return { sql: parts.join(' AND '), parameters };
+}
+
+function toHit(row: HitRow): MessageSearchHit {
+  return {
+    messageId: row.messageId,
+    sessionId: row.sessionId,
+    role: row.role,
+    snippet: row.snippet,
+    timestamp: row.timestamp,
+    session: {
+      id: row.sessionId,
+      title: row.title,
+      source: row.source,
+      startedAt: row.startedAt,
+      lineageRootId: row.lineageRootId,
+    },
+  };
+}
+
+/**
+ * FTS5 search, newest matches first (rowid order is native to FTS5, so a common term stays
+ * fast over millions of rows). A malformed user query is a clear `invalid_search_query` error.
+ * A corrupt index puts the store into fail-open and the same call answers with LIKE.
+ */
+export function searchMessages(
+  context: StoreContext,
+  query: string,
+  options: SearchMessagesOptions = {},
+): MessageSearchResult {
+  const limit = Math.min(Math.max(1, options.limit ?? SEARCH_DEFAULT_LIMIT), SEARCH_MAX_LIMIT);
+  if (query.trim().length === 0) return { hits: [], mode: 'fts' };
+  if (!isFtsStale(context)) {
+    const { sql, parameters } = filters(options);
+    try {
+      const rows = context
+        .statement(
+          `SELECT m.id AS messageId, m.session_id AS sessionId, m.role AS role, m.timestamp AS timestamp,
+             snippet(messages_fts, 0, '${SNIPPET_OPEN}', '${SNIPPET_CLOSE}', '...', 12) AS snippet,
+             s.title AS title, s.source AS source, s.started_at AS startedAt, s.lineage_root_id AS lineageRootId
+           FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
+           WHERE messages_fts MATCH @query AND ${sql}
+           ORDER BY messages_fts.rowid DESC LIMIT @limit`,
+        )
+        .all({ ...parameters, query, limit }) as HitRow[];
+      return { hits: rows.map(toHit), mode: 'fts' };
+    } catch (error) {
+      if (isFtsCorruption(error)) {
+        try {
+          enterFtsFailOpen(context, sqliteErrorMessage(error));
+        } catch {
+          // Another process holds the write lock: the LIKE answer below still serves this call,
+          // and the next write that meets the corruption detaches the index.
+        }
+      } else if ((error as { code?: string }).code === 'SQLITE_ERROR') {
+        throw new SessionStoreError({
+          code: 'invalid_search_query',
+          message: ERROR_MESSAGES.invalidSearchQuery(query, sqliteErrorMessage(error)),
+          cause: error,
+        });
+      } else {
+        throw error;
+      }
+    }
+  }
+  return { hits: likeSearch(context, query, options, limit), mode: 'like' };
+}
+
+function likeSearch(
+  context: StoreContext,
+  query: string,
+  options: SearchMessagesOptions,
+  limit: number,
+): MessageSearchHit[] {
+  const needle = query
+    .replace(/["*()^]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (needle.length === 0) return [];
+  const { sql, parameters } = filters(options);
+  const rows = context
+    .statement(
+      `SELECT m.id AS messageId, m.session_id AS sessionId, m.role AS role, m.timestamp AS timestamp,
+         m.content AS snippet, s.title AS title, s.source AS source, s.started_at AS startedAt,
+         s.lineage_root_id AS lineageRootId
+       FROM messages m JOIN sessions s ON s.id = m.session_id
+       WHERE m.content LIKE @like ESCAPE '\\' AND ${sql}
+       ORDER BY m.id DESC LIMIT @limit`,
+    )
+    .all({
+      ...parameters,
+      like: `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+      limit,
+    }) as HitRow[];
+  return rows.map((row) => toHit({ ...row, snippet: likeSnippet(row.snippet ?? '', needle) }));
+}
+
+function likeSnippet(content: string, needle: string): string {
+  const at = content.toLowerCase().indexOf(needle.toLowerCase());
+  if (at < 0) return shapePreview(content);
+  const start = Math.max(0, at - 40);
+  const end = Math.min(content.length, at + needle.length + 40);
+  const marked = `${content.slice(start, at)}${SNIPPET_OPEN}${content.slice(at, at + needle.length)}${SNIPPET_CLOSE}${content.slice(at + needle.length, end)}`;
+  return `${start > 0 ? '...' : ''}${marked}${end < content.length ? '...' : ''}`;
+}

@@ -1,0 +1,53 @@
+import { RECOVERABLE_END_REASONS_SQL, RESET_END_REASONS_SQL } from './end-reasons.js';
+import { SESSION_COLUMNS } from './rows.js';
+import type { SessionRow } from './schema.js';
+import type { StoreContext } from './store-context.js';
+
+export interface GatewayPeer {
+  readonly sessionKey: string;
+  readonly source: string;
+  /** The full peer tuple, used as a fallback when no row carries the session key. */
+  readonly chatId?: string | null;
+  readonly chatType?: string | null;
+  readonly threadId?: string | null;
+  readonly userId?: string | null;
+}
+
+/**
+ * The session a messaging peer should continue: live (or recoverably ended) rows of that peer,
+ * fenced by any later reset boundary so a stale row is never resumed after the user started
+ * afresh; rows with messages first, then the most recent activity.
+ */
+export function findLatestGatewaySessionForPeer(
+  context: StoreContext,
+  peer: GatewayPeer,
+): SessionRow | undefined {
+  const byKey = context
+    .statement(
+      `SELECT ${SESSION_COLUMNS} FROM sessions s
+       WHERE s.session_key = @sessionKey AND s.source = @source
+         AND (s.ended_at IS NULL OR s.end_reason IN (${RECOVERABLE_END_REASONS_SQL}))
+         AND NOT EXISTS (
+           SELECT 1 FROM sessions later
+           WHERE later.session_key = s.session_key AND later.source = s.source
+             AND later.started_at > s.started_at AND later.end_reason IN (${RESET_END_REASONS_SQL}))
+       ORDER BY (s.message_count > 0) DESC, coalesce(s.last_activity_at, s.started_at) DESC LIMIT 1`,
+    )
+    .get({ sessionKey: peer.sessionKey, source: peer.source }) as SessionRow | undefined;
+  if (byKey || peer.chatId === undefined) return byKey;
+  return context
+    .statement(
+      `SELECT ${SESSION_COLUMNS} FROM sessions s
+       WHERE s.source = @source AND s.chat_id IS @chatId AND s.chat_type IS @chatType AND s.thread_id IS @threadId
+         AND s.user_id IS @userId AND s.message_count > 0
+         AND (s.ended_at IS NULL OR s.end_reason IN (${RECOVERABLE_END_REASONS_SQL}))
+       ORDER BY coalesce(s.last_activity_at, s.started_at) DESC LIMIT 1`,
+    )
+    .get({
+      source: peer.source,
+      chatId: peer.chatId ?? null,
+      chatType: peer.chatType ?? null,
+      threadId: peer.threadId ?? null,
+      userId: peer.userId ?? null,
+    }) as SessionRow | undefined;
+}

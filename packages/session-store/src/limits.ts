@@ -1,0 +1,71 @@
+/** Constants shared with other packages (agent, gateway, tui-bridge). */
+
+/** Applied migrations; must equal the number of entries in `drizzle/meta/_journal.json`. */
+export const SCHEMA_VERSION = 4;
+
+/** The canonical Bot Mode chat: its exact title is its identity. */
+export const BOT_CHAT_TITLE = 'Bot Chat';
+export const MAX_TITLE_LENGTH = 100;
+
+/** Title provenance ranks: an automatic writer may not overwrite a higher-ranked title. */
+export const TITLE_SOURCE_RANK = {
+  derived: 0,
+  llm: 1,
+  user: 2,
+  branch: 1,
+  branch_fallback: 0,
+} as const;
+export type TitleSource = keyof typeof TITLE_SOURCE_RANK;
+
+/** Upper bound on compression-chain walks. */
+export const CHAIN_CAP = 1000;
+
+export const LIST_SESSIONS_DEFAULT_LIMIT = 50;
+export const LIST_SESSIONS_MAX_LIMIT = 200;
+export const MESSAGES_MAX_LIMIT = 500;
+export const SEARCH_DEFAULT_LIMIT = 20;
+export const SEARCH_MAX_LIMIT = 200;
+
+/** Sources kept out of user listings unless asked for by name. */
+export const INTERNAL_LISTING_SOURCES = ['kanban', 'tool', 'oneshot'] as const;
+
+/** Preview: 63 characters taken, shaped to 60 + "..." when longer. */
+export const PREVIEW_TAKE = 63;
+export const PREVIEW_MAX = 60;
+export const CANONICAL_PREVIEW_MAX = 80;
+
+/** FTS rows for tool output are truncated to this many characters (see drizzle/0001_fts.sql). */
+export const FTS_TOOL_ROW_MAX_CHARS = 8192;
+
+export const FTS_STALE_KEY = 'fts_stale';
+export const FTS_REBUILD_DEFERRAL_KEY = 'fts_rebuild_deferral';
+export const SCHEMA_VERSION_KEY = 'schema_version';
+
+/** Minimum spacing of deferred FTS recovery attempts. */
+export const FTS_RETRY_COOLDOWN_MS = 300_000;
+export const FTS_REBUILD_LOCK_TIMEOUT_MS = 120_000;
+export const FTS_REBUILD_LOCK_POLL_MS = 100;
+/** An unreadable lock file older than this is an orphan of a crashed writer. */
+export const FTS_REBUILD_LOCK_ORPHAN_MS = 5_000;
+
+/** Driver busy timeout for one attempt; the write-patience loop retries on top of it. */
+export const WRITER_BUSY_TIMEOUT_MS = 1_000;
+export const WRITE_PATIENCE_SECONDS = 20;
+export const TRANSCRIPT_WRITE_PATIENCE_SECONDS = 60;
+export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+export const CHECKPOINT_EVERY_WRITES = 50;
+export const CHECKPOINT_INTERVAL_MS = 60_000;
+
+/** Delivery obligations. */
+export const OBLIGATION_MAX_ATTEMPTS = 3;
+export const OBLIGATION_STALE_SECONDS = 24 * 3600;
+export const OBLIGATION_RETENTION_SECONDS = 7 * 24 * 3600;
+export const OBLIGATION_RETENTION_ROWS = 500;
+export const OBLIGATION_RETRY_BACKOFF_SECONDS = [30, 120] as const;
+
+/** Async delegations. */
+export const DELEGATION_CLAIM_LEASE_SECONDS = 300;
+export const DELEGATION_MAX_DELIVERY_ATTEMPTS = 8;
+export const DELEGATION_RESTORE_MAX_AGE_SECONDS = 48 * 3600;
+export const DELEGATION_RETENTION_SECONDS = 7 * 24 * 3600;
+export const DELEGATION_RETENTION_ROWS = 50;

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { openTestStore } from '../test/helpers.js';
+import { BOT_CHAT_TITLE, END_REASON, ERROR_MESSAGES, RECOVERABLE_END_REASONS } from './index.js';
+
+describe('compression', () => {
+  it('creates the child with the handoff summary and ends the parent with compression in one step', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'root',
+      source: 'telegram',
+      sessionKey: 'peer-1',
+      chatId: 'c1',
+      pinned: true,
+    });
+    await store.appendMessage('root', { role: 'user', content: 'hello there' });
+    const child = await store.publishCompressionChild({
+      parentId: 'root',
+      summary: '[CONTEXT COMPACTION — REFERENCE ONLY] we said hello',
+      retainedMessages: [{ role: 'assistant', content: 'kept tail' }],
+    });
+    const parent = store.requireSession('root');
+    expect(parent.endReason).toBe(END_REASON.compression);
+    expect(parent.endedAt).not.toBeNull();
+    const created = store.requireSession(child);
+    expect(created).toMatchObject({
+      parentSessionId: 'root',
+      parentEdge: 'compression',
+      lineageRootId: 'root',
+      sessionKey: 'peer-1',
+      chatId: 'c1',
+      pinned: 1,
+      messageCount: 2,
+    });
+    const messages = store.getMessages(child);
+    expect(messages.map((message) => [message.role, message.compressedSummary])).toEqual([
+      ['user', 1],
+      ['assistant', 0],
+    ]);
+  });
+
+  it('refuses a parent that a person already ended, but revives one ended by machinery', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'ended', source: 'cli' });
+    await store.endSession('ended', 'session_reset');
+    await expect(
+      store.publishCompressionChild({ parentId: 'ended', summary: 's' }),
+    ).rejects.toThrow(ERROR_MESSAGES.compressionParentEnded);
+    expect(store.getLineageIds('ended')).toEqual(['ended']);
+
+    await store.createSession({ id: 'reaped', source: 'cli' });
+    await store.endSession('reaped', 'ws_disconnect');
+    const child = await store.publishCompressionChild({ parentId: 'reaped', summary: 's' });
+    expect(store.requireSession('reaped').endReason).toBe('compression');
+    expect(store.getCompressionTip('reaped')).toBe(child);
+  });
+
+  it('requires a non-empty handoff and rolls back the child when refused', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'p', source: 'cli' });
+    await expect(
+      store.publishCompressionChild({ parentId: 'p', summary: '  ' }),
+    ).rejects.toMatchObject({
+      code: 'compression_handoff_missing',
+    });
+    expect(store.getLineageIds('p')).toEqual(['p']);
+    expect(store.requireSession('p').endedAt).toBeNull();
+  });
+
+  it('resolves the chain and tip through several compressions, ignoring branch children', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'a', source: 'cli' });
+    const b = await store.publishCompressionChild({ parentId: 'a', summary: 'one', childId: 'b' });
+    await store.createSession({
+      id: 'side',
+      source: 'cli',
+      parentSessionId: 'b',
+      parentEdge: 'branch',
+    });
+    const c = await store.publishCompressionChild({ parentId: b, summary: 'two', childId: 'c' });
+    expect(store.getCompressionChain('a')).toEqual(['a', 'b', 'c']);
+    expect(store.getCompressionTip('a')).toBe(c);
+    expect(store.getCompressionTip('b')).toBe(c);
+    expect(store.getLineageIds('c')).toEqual(['a', 'b', 'c']);
+  });
+
+  it('deleting a compression root leaves the rest of the chain listable as its own conversation', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'a', source: 'cli' });
+    await store.publishCompressionChild({ parentId: 'a', summary: 's', childId: 'b' });
+    await store.publishCompressionChild({ parentId: 'b', summary: 's', childId: 'c' });
+    expect(await store.deleteSession('a')).toBe(true);
+    expect(store.getLineageIds('c')).toEqual(['b', 'c']);
+    expect(store.listSessionsRich().sessions.map((row) => [row.id, row.lineageRootId])).toEqual([
+      ['c', 'b'],
+    ]);
+  });
+
+  it('the first end wins', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    expect(await store.endSession('s', 'agent_close')).toBe(true);
+    expect(await store.endSession('s', 'session_reset')).toBe(false);
+    expect(store.requireSession('s').endReason).toBe('agent_close');
+    expect(await store.promoteToSessionReset('s')).toBe(true);
+    expect(store.requireSession('s').endReason).toBe('session_reset');
+    expect(RECOVERABLE_END_REASONS).toContain('agent_close');
+  });
+});
+
+describe('lineage-wide flags', () => {
+  it('archive, hide and pin apply to every row of the compression chain and not to branches', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'a', source: 'cli' });
+    await store.publishCompressionChild({ parentId: 'a', summary: 's', childId: 'b' });
+    await store.createSession({
+      id: 'branch',
+      source: 'cli',
+      parentSessionId: 'b',
+      parentEdge: 'branch',
+    });
+    await store.setArchived('b', true);
+    expect(store.requireSession('a').archived).toBe(1);
+    expect(store.requireSession('b').archived).toBe(1);
+    expect(store.requireSession('branch').archived).toBe(0);
+    await store.setHidden('a', true);
+    expect(store.requireSession('b').hidden).toBe(1);
+    await store.setPinned('a', true);
+    expect([store.requireSession('a').pinned, store.requireSession('b').pinned]).toEqual([1, 1]);
+    expect(store.requireSession('b').hidden).toBe(0);
+  });
+
+  it('pinning keeps a hidden canonical Bot Chat hidden', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.setPinned('bot', true);
+    expect(store.requireSession('bot')).toMatchObject({ pinned: 1, hidden: 1 });
+  });
+
+  it('read state moves the watermark across the lineage', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'a', source: 'cli' });
+    await store.publishCompressionChild({ parentId: 'a', summary: 's', childId: 'b' });
+    await store.setRead('b', true);
+    expect(store.requireSession('a').lastReadAt).not.toBeNull();
+    await store.setRead('a', false);
+    expect(store.requireSession('b').lastReadAt).toBeNull();
+  });
+});
+
+describe('compression lease', () => {
+  it('one holder at a time; publication with a lost lease is refused and changes nothing', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'p', source: 'cli' });
+    const first = await store.acquireCompressionLease('p');
+    expect(first).toMatch(/^pid=\d+ /);
+    expect(await store.acquireCompressionLease('p')).toBeNull();
+    expect(await store.releaseCompressionLease('p', first ?? '')).toBe(true);
+    const second = await store.acquireCompressionLease('p');
+    await expect(
+      store.publishCompressionChild({ parentId: 'p', summary: 's', leaseHolder: first ?? '' }),
+    ).rejects.toThrow(ERROR_MESSAGES.compressionLeaseLost);
+    expect(store.getLineageIds('p')).toEqual(['p']);
+    const child = await store.publishCompressionChild({
+      parentId: 'p',
+      summary: 's',
+      leaseHolder: second ?? '',
+    });
+    expect(store.getCompressionTip('p')).toBe(child);
+  });
+
+  it('takes over a lease whose holder process is dead or whose time ran out', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'p', source: 'cli' });
+    await store.acquireCompressionLease('p', { holder: 'pid=2147483000 token=dead' });
+    expect(await store.acquireCompressionLease('p')).not.toBeNull();
+    await store.createSession({ id: 'q', source: 'cli' });
+    await store.acquireCompressionLease('q', {
+      holder: `pid=${process.pid} token=short`,
+      ttlSeconds: -1,
+    });
+    expect(await store.acquireCompressionLease('q')).not.toBeNull();
+  });
+});

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { openTestStore } from '../test/helpers.js';
+import {
+  LIST_SESSIONS_DEFAULT_LIMIT,
+  LIST_SESSIONS_MAX_LIMIT,
+  type SessionStore,
+} from './index.js';
+
+async function seed(store: SessionStore, count: number, prefix = 's'): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    await store.createSession({
+      id: `${prefix}${String(index).padStart(4, '0')}`,
+      source: 'cli',
+      startedAt: 1000 + index,
+    });
+  }
+}
+
+describe('listSessionsRich', () => {
+  it('excludes hidden rows unless asked, and the archived-only view includes hidden archived rows', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'visible', source: 'cli' });
+    await store.createSession({ id: 'hidden', source: 'desktop', hidden: true });
+    await store.createSession({
+      id: 'hidden-archived',
+      source: 'desktop',
+      hidden: true,
+      archived: true,
+    });
+    const ids = (page: { sessions: { id: string }[] }) => page.sessions.map((row) => row.id).sort();
+    expect(ids(store.listSessionsRich())).toEqual(['visible']);
+    expect(ids(store.listSessionsRich({ includeHidden: true }))).toEqual(['hidden', 'visible']);
+    expect(ids(store.listSessionsRich({ archivedOnly: true }))).toEqual(['hidden-archived']);
+  });
+
+  it('leaves internal sources out unless asked for by name', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'k', source: 'kanban' });
+    await store.createSession({ id: 'c', source: 'cli' });
+    expect(store.listSessionsRich().sessions.map((row) => row.id)).toEqual(['c']);
+    expect(store.listSessionsRich({ source: 'kanban' }).sessions.map((row) => row.id)).toEqual([
+      'k',
+    ]);
+  });
+
+  it('shows a compression root once, with its tip fields and the root title as fallback', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'root', source: 'cli', title: 'Long talk' });
+    await store.appendMessage('root', { role: 'user', content: 'the very first question' });
+    const tip = await store.publishCompressionChild({ parentId: 'root', summary: 'summary' });
+    await store.appendMessage(tip, { role: 'user', content: 'a follow-up question' });
+    const [row, ...rest] = store.listSessionsRich().sessions;
+    expect(rest).toHaveLength(0);
+    expect(row).toMatchObject({
+      id: tip,
+      title: 'Long talk',
+      lineageRootId: 'root',
+      lineageIds: ['root', tip],
+    });
+    expect(row?.preview).toBe('a follow-up question');
+    expect(row?.endedAt).toBeNull();
+  });
+
+  it('orders by the newest activity anywhere in the lineage', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'old', source: 'cli', startedAt: 10 });
+    await store.createSession({ id: 'new', source: 'cli', startedAt: 20 });
+    const tip = await store.publishCompressionChild({ parentId: 'old', summary: 's' });
+    await store.appendMessage(tip, { role: 'user', content: 'fresh', timestamp: 30 });
+    expect(store.listSessionsRich().sessions.map((row) => row.lineageRootId)).toEqual([
+      'old',
+      'new',
+    ]);
+  });
+
+  it('adds pinned rows back after paging', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'pinned-old', source: 'cli', startedAt: 1 });
+    await store.setPinned('pinned-old', true);
+    await seed(store, 5);
+    const page = store.listSessionsRich({ limit: 2 });
+    expect(page.sessions.map((row) => row.id)).toEqual(['s0004', 's0003', 'pinned-old']);
+    expect(page.sessions[2]?.pinnedBackfill).toBe(true);
+    expect(page.hasMore).toBe(true);
+    expect(store.listSessionsRich({ limit: 2, includePinned: false }).sessions).toHaveLength(2);
+  });
+
+  it('finds an old row outside the recency window by its title, in SQL', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'ancient',
+      source: 'cli',
+      title: 'Tax return 2019',
+      startedAt: 1,
+    });
+    await seed(store, 60);
+    expect(store.listSessionsRich().sessions.some((row) => row.id === 'ancient')).toBe(false);
+    const found = store.listSessionsRich({ searchQuery: 'return 2019' });
+    expect(found.sessions.map((row) => row.id)).toEqual(['ancient']);
+    expect(store.listSessionsRich({ searchQuery: 'anci' }).sessions.map((row) => row.id)).toEqual([
+      'ancient',
+    ]);
+    expect(store.listSessionsRich({ searchQuery: '100%' }).sessions).toEqual([]);
+  });
+
+  it('defaults to 50 rows, clamps to 200, and pages by offset or cursor without gaps', async () => {
+    const { store } = await openTestStore();
+    await seed(store, 230);
+    expect(store.listSessionsRich().sessions).toHaveLength(LIST_SESSIONS_DEFAULT_LIMIT);
+    expect(store.listSessionsRich({ limit: 10_000 }).sessions).toHaveLength(
+      LIST_SESSIONS_MAX_LIMIT,
+    );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = store.listSessionsRich({ limit: 70, cursor });
+      seen.push(...page.sessions.map((row) => row.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toHaveLength(230);
+    expect(new Set(seen).size).toBe(230);
+    expect(
+      store.listSessionsRich({ limit: 10, offset: 225 }).sessions.map((row) => row.id),
+    ).toEqual(['s0004', 's0003', 's0002', 's0001', 's0000']);
+    expect(() => store.listSessionsRich({ cursor: 'garbage' })).toThrow(
+      expect.objectContaining({ code: 'invalid_cursor' }),
+    );
+  });
+
+  it('marks unread rows when activity is newer than the read watermark', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    expect(store.listSessionsRich().sessions[0]?.unread).toBe(false);
+    await store.setRead('s', true);
+    await store.appendMessage('s', {
+      role: 'assistant',
+      content: 'news',
+      timestamp: Date.now() / 1000 + 60,
+    });
+    expect(store.listSessionsRich().sessions[0]?.unread).toBe(true);
+  });
+});

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { openTestStore } from '../test/helpers.js';
+
+describe('messages', () => {
+  it('appends in order, updates counters and returns only active rows', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const first = await store.appendMessage('s', { role: 'user', content: 'question' });
+    const [second, third] = await store.appendMessages('s', [
+      { role: 'assistant', content: '', toolCalls: [{ id: 't1' }, { id: 't2' }] },
+      { role: 'tool', content: 'result', toolCallId: 't1', toolName: 'search' },
+    ]);
+    expect(first).toBeLessThan(second ?? 0);
+    const session = store.requireSession('s');
+    expect(session).toMatchObject({ messageCount: 3, toolCallCount: 2 });
+    expect(session.lastActivityAt).not.toBeNull();
+    const rows = store.getMessages('s');
+    expect(rows.map((row) => row.id)).toEqual([first, second, third]);
+    expect(JSON.parse(rows[1]?.toolCalls ?? 'null')).toEqual([{ id: 't1' }, { id: 't2' }]);
+    expect(store.getMessages('s', { afterId: first }).map((row) => row.id)).toEqual([
+      second,
+      third,
+    ]);
+  });
+});

@@ -1,0 +1,152 @@
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import { MESSAGES_MAX_LIMIT } from './limits.js';
+import { MESSAGE_COLUMNS } from './rows.js';
+import type { MessageRow } from './schema.js';
+import type { StoreContext } from './store-context.js';
+
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface MessageInput {
+  readonly role: MessageRole;
+  readonly content?: string | null;
+  readonly toolCalls?: unknown;
+  readonly toolCallId?: string | null;
+  readonly toolName?: string | null;
+  readonly timestamp?: number;
+  readonly tokenCount?: number | null;
+  readonly finishReason?: string | null;
+  readonly reasoning?: string | null;
+  readonly reasoningContent?: string | null;
+  readonly reasoningDetails?: unknown;
+  readonly codexReasoningItems?: unknown;
+  readonly codexMessageItems?: unknown;
+  readonly platformMessageId?: string | null;
+  /** Marks a compaction carrier (handoff summary); detection is by this flag, never by text. */
+  readonly compressedSummary?: boolean;
+  readonly displayKind?: string | null;
+}
+
+export type MessageRecord = MessageRow;
+
+const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp,
+  token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+  codex_message_items, platform_message_id, _compressed_summary, display_kind)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+function json(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+function toolCallCount(value: unknown): number {
+  return Array.isArray(value) ? value.length : value === undefined || value === null ? 0 : 1;
+}
+
+/**
+ * Inserts messages and bumps the session's counters and the lineage's activity — call inside a
+ * write transaction. The FTS triggers index the text in the same transaction.
+ */
+export function insertMessages(
+  context: StoreContext,
+  sessionId: string,
+  inputs: readonly MessageInput[],
+): number[] {
+  const now = context.clock.now();
+  const insert = context.statement(INSERT_MESSAGE);
+  const ids: number[] = [];
+  let toolCalls = 0;
+  let latest = now;
+  try {
+    for (const input of inputs) {
+      const timestamp = input.timestamp ?? now;
+      latest = Math.max(latest, timestamp);
+      toolCalls += toolCallCount(input.toolCalls);
+      const result = insert.run(
+        sessionId,
+        input.role,
+        input.content ?? null,
+        input.toolCallId ?? null,
+        json(input.toolCalls),
+        input.toolName ?? null,
+        timestamp,
+        input.tokenCount ?? null,
+        input.finishReason ?? null,
+        input.reasoning ?? null,
+        input.reasoningContent ?? null,
+        json(input.reasoningDetails),
+        json(input.codexReasoningItems),
+        json(input.codexMessageItems),
+        input.platformMessageId ?? null,
+        input.compressedSummary ? 1 : 0,
+        input.displayKind ?? null,
+      );
+      ids.push(Number(result.lastInsertRowid));
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+      throw new SessionStoreError({
+        code: 'session_not_found',
+        message: ERROR_MESSAGES.sessionNotFound(sessionId),
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  // One statement for the common case (the session is its own lineage root); a compression
+  // child also raises its root's activity so listings order the whole conversation by it.
+  const touched = context
+    .statement(
+      `UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?,
+         last_activity_at = max(coalesce(last_activity_at, 0), ?),
+         lineage_active_at = CASE WHEN lineage_root_id = id THEN max(coalesce(lineage_active_at, 0), ?) ELSE lineage_active_at END
+       WHERE id = ? RETURNING lineage_root_id AS lineageRootId`,
+    )
+    .get(inputs.length, toolCalls, latest, latest, sessionId) as
+    | { lineageRootId: string }
+    | undefined;
+  if (touched && touched.lineageRootId !== sessionId) {
+    context
+      .statement(
+        'UPDATE sessions SET lineage_active_at = max(coalesce(lineage_active_at, 0), ?) WHERE id = ?',
+      )
+      .run(latest, touched.lineageRootId);
+  }
+  return ids;
+}
+
+export interface GetMessagesOptions {
+  /** Only rows with an id greater than this (paging cursor). */
+  readonly afterId?: number;
+  readonly limit?: number;
+  readonly includeInactive?: boolean;
+}
+
+/** The session's active messages, oldest first. */
+export function getMessages(
+  context: StoreContext,
+  sessionId: string,
+  options: GetMessagesOptions = {},
+): MessageRecord[] {
+  const limit = Math.min(Math.max(1, options.limit ?? MESSAGES_MAX_LIMIT), MESSAGES_MAX_LIMIT);
+  return context
+    .statement(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+       WHERE m.session_id = ? AND (m.active = 1 OR ?) AND m.id > ? ORDER BY m.id LIMIT ?`,
+    )
+    .all(
+      sessionId,
+      options.includeInactive ? 1 : 0,
+      options.afterId ?? 0,
+      limit,
+    ) as MessageRecord[];
+}
+
+/** Marks messages superseded (rewind / compaction); the rows stay for history. */
+export function deactivateMessages(
+  context: StoreContext,
+  sessionId: string,
+  fromId: number,
+): number {
+  return context
+    .statement('UPDATE messages SET active = 0 WHERE session_id = ? AND id >= ? AND active = 1')
+    .run(sessionId, fromId).changes;
+}

@@ -1,0 +1,142 @@
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import { JOURNAL_SIZE_LIMIT_BYTES } from './limits.js';
+import { isNotADatabaseError, sqliteErrorMessage } from './sqlite-errors.js';
+
+export type JournalMode = 'wal' | 'delete';
+
+const SQLITE_HEADER = 'SQLite format 3\u0000';
+const WAL_FALLBACK_PATTERN = /locking protocol|not authorized|disk i\/o error/i;
+const NO_WAL_FILESYSTEMS = new Set(['virtiofs', '9p']);
+
+/**
+ * Refuses a file that exists but is not SQLite, before SQLite touches it: SQLite would otherwise
+ * report an opaque error on first use, and nothing here may overwrite or "repair" the file.
+ */
+export function assertSqliteFile(filePath: string): void {
+  let size: number;
+  try {
+    size = statSync(filePath).size;
+  } catch {
+    return; // Absent: SQLite creates it.
+  }
+  if (size === 0) return;
+  const header = Buffer.alloc(16);
+  const descriptor = openSync(filePath, 'r');
+  try {
+    readSync(descriptor, header, 0, 16, 0);
+  } finally {
+    closeSync(descriptor);
+  }
+  if (size < 100 || header.toString('latin1') !== SQLITE_HEADER) {
+    throw new SessionStoreError({
+      code: 'database_corrupt',
+      message: ERROR_MESSAGES.notSqlite(filePath, 'the file header is not a SQLite header'),
+    });
+  }
+}
+
+/** SQLite 3.7.0 – 3.51.2 carry the WAL-reset bug; those builds stay out of WAL. */
+export function isWalResetAffected(version: string): boolean {
+  const [major = 0, minor = 0, patch = 0] = version.split('.').map(Number);
+  const packed = major * 1_000_000 + minor * 1_000 + patch;
+  return packed >= 3_007_000 && packed <= 3_051_002;
+}
+
+/** The filesystem type of the mount holding `filePath` (Linux; null elsewhere or on failure). */
+export function filesystemTypeOf(filePath: string): string | null {
+  try {
+    const mounts = readFileSync('/proc/mounts', 'utf8').split('\n');
+    let best: { point: string; type: string } | null = null;
+    const target = path.resolve(filePath);
+    for (const line of mounts) {
+      const [, point, type] = line.split(' ');
+      if (!point || !type) continue;
+      const prefix = point.endsWith('/') ? point : `${point}/`;
+      if (
+        (target === point || target.startsWith(prefix)) &&
+        (!best || point.length > best.point.length)
+      ) {
+        best = { point, type };
+      }
+    }
+    return best?.type ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export interface JournalModeOptions {
+  readonly requested: JournalMode;
+  readonly filePath: string;
+  readonly filesystemType?: string | null;
+}
+
+/**
+ * WAL with the reference's fallbacks: keep a database that is already WAL (others may be
+ * attached), use DELETE on filesystems and SQLite builds where WAL is unsafe, and fall back to
+ * DELETE when enabling WAL fails with a known "WAL impossible here" error.
+ */
+export function applyJournalMode(database: Database, options: JournalModeOptions): JournalMode {
+  const current = String(database.pragma('journal_mode', { simple: true })).toLowerCase();
+  if (current === 'wal') return 'wal';
+  const version = String(database.prepare('SELECT sqlite_version() AS v').pluck().get());
+  const filesystemType = options.filesystemType ?? filesystemTypeOf(options.filePath);
+  const walUnsafe =
+    isWalResetAffected(version) ||
+    (filesystemType !== null && NO_WAL_FILESYSTEMS.has(filesystemType));
+  if (options.requested === 'delete' || walUnsafe) {
+    database.pragma('journal_mode = DELETE');
+    return 'delete';
+  }
+  try {
+    const mode = String(database.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
+    return mode === 'wal' ? 'wal' : 'delete';
+  } catch (error) {
+    if (!WAL_FALLBACK_PATTERN.test(sqliteErrorMessage(error))) throw error;
+    database.pragma('journal_mode = DELETE');
+    return 'delete';
+  }
+}
+
+export interface OpenConnectionOptions {
+  readonly filePath: string;
+  readonly busyTimeoutMs: number;
+  readonly readonly?: boolean;
+}
+
+/** Opens a connection and proves the file is readable SQLite; never rewrites a bad file. */
+export function openConnection(options: OpenConnectionOptions): Database {
+  assertSqliteFile(options.filePath);
+  const database = new BetterSqlite3(options.filePath, {
+    timeout: options.busyTimeoutMs,
+    readonly: options.readonly ?? false,
+  });
+  try {
+    // Reading the whole schema forces SQLite to parse the header and every schema page.
+    database.prepare('SELECT count(*) FROM sqlite_master').pluck().get();
+  } catch (error) {
+    database.close();
+    if (isNotADatabaseError(error)) {
+      throw new SessionStoreError({
+        code: 'database_corrupt',
+        message: ERROR_MESSAGES.notSqlite(options.filePath, sqliteErrorMessage(error)),
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  return database;
+}
+
+export function applyConnectionPragmas(database: Database): void {
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+  if (process.platform === 'darwin') {
+    database.pragma('synchronous = FULL');
+    database.pragma('checkpoint_fullfsync = ON');
+  }
+}

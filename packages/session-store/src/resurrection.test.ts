@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { openTestStore, reopenStore } from '../test/helpers.js';
+import { BOT_CHAT_TITLE, RECOVERABLE_END_REASONS } from './index.js';
+
+describe('resurrection of the canonical chat', () => {
+  it.each(RECOVERABLE_END_REASONS)(
+    'unarchives a chat reaped with %s and clears its end stamp',
+    async (reason) => {
+      const { store } = await openTestStore();
+      await store.createSession({
+        id: 'bot',
+        source: 'desktop',
+        title: BOT_CHAT_TITLE,
+        hidden: true,
+      });
+      await store.endSession('bot', reason);
+      await store.setArchived('bot', true);
+      expect(await store.unarchiveRecoverableSession('bot')).toBe(true);
+      expect(store.requireSession('bot')).toMatchObject({
+        archived: 0,
+        endedAt: null,
+        endReason: null,
+      });
+    },
+  );
+
+  it('leaves a deliberate archive and a boundary end archived', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'deliberate', source: 'cli' });
+    await store.setArchived('deliberate', true);
+    expect(await store.unarchiveRecoverableSession('deliberate')).toBe(false);
+    await store.createSession({ id: 'boundary', source: 'cli' });
+    await store.endSession('boundary', 'new_session');
+    await store.setArchived('boundary', true);
+    expect(await store.unarchiveRecoverableSession('boundary')).toBe(false);
+    expect(store.requireSession('boundary')).toMatchObject({
+      archived: 1,
+      endReason: 'new_session',
+    });
+  });
+
+  it('judges recoverability at the compression tip, not the compression-ended root', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'root',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    const tip = await store.publishCompressionChild({ parentId: 'root', summary: 'summary' });
+    await store.endSession(tip, 'ws_orphan_reap');
+    await store.setArchived('root', true);
+    expect(await store.unarchiveRecoverableSession('root')).toBe(true);
+    expect(store.requireSession(tip)).toMatchObject({ archived: 0, endReason: null });
+    expect(store.requireSession('root')).toMatchObject({ archived: 0, endReason: 'compression' });
+  });
+
+  it('resurrect, then a deliberate archive: the chat stays archived through later lookups', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.endSession('bot', 'agent_close');
+    await store.setArchived('bot', true);
+    expect((await store.canonicalSession())?.id).toBe('bot');
+    await store.setArchived('bot', true); // the person archives it on purpose now
+    expect(await store.canonicalSession()).toBeNull();
+    expect(await store.canonicalSession()).toBeNull();
+    expect(store.requireSession('bot').archived).toBe(1);
+  });
+
+  it('a reset from another process that lands first wins over resurrection', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.endSession('bot', 'ws_orphan_reap');
+    await store.setArchived('bot', true);
+    const other = await reopenStore(databasePath);
+    await other.reopenSession('bot');
+    await other.endSession('bot', 'session_reset');
+    expect(await store.unarchiveRecoverableSession('bot')).toBe(false);
+    expect(store.requireSession('bot')).toMatchObject({ archived: 1, endReason: 'session_reset' });
+  });
+
+  it('the profiles listing helper is idempotent and resolves the tip', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.appendMessage('bot', { role: 'user', content: 'first words' });
+    const tip = await store.publishCompressionChild({
+      parentId: 'bot',
+      summary: 'sum',
+      retainedMessages: [{ role: 'assistant', content: 'latest answer' }],
+    });
+    await store.endSession(tip, 'startup_orphan_reap');
+    await store.setArchived('bot', true);
+    const first = await store.canonicalSession();
+    const second = await store.canonicalSession();
+    expect(first).toEqual(second);
+    expect(first).toMatchObject({
+      id: 'bot',
+      resolvedId: tip,
+      rootTitle: BOT_CHAT_TITLE,
+      preview: 'latest answer',
+    });
+  });
+
+  it('the profiles listing helper returns null for a denied source', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'bot_peer_dm',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    expect(await store.canonicalSession({ deniedSources: ['bot_peer_dm'] })).toBeNull();
+    expect((await store.canonicalSession())?.id).toBe('bot');
+  });
+});

@@ -1,0 +1,159 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * The relational schema of state.db. drizzle-kit generates the SQL migrations in `drizzle/` from
+ * this file; FTS5 objects live in a custom migration there (drizzle cannot express them).
+ * Times are epoch seconds in REAL columns. The applied schema version is SQLite's `user_version`.
+ */
+
+export const stateMeta = sqliteTable('state_meta', {
+  key: text('key').primaryKey(),
+  value: text('value'),
+});
+
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    source: text('source').notNull(),
+    profileName: text('profile_name'),
+    userId: text('user_id'),
+    sessionKey: text('session_key'),
+    chatId: text('chat_id'),
+    chatType: text('chat_type'),
+    threadId: text('thread_id'),
+    model: text('model'),
+    modelConfig: text('model_config'),
+    cwd: text('cwd'),
+    parentSessionId: text('parent_session_id'),
+    /** Explicit edge type to the parent (compression, branch, reset, delegate, tool); see README. */
+    parentEdge: text('parent_edge'),
+    /** The root of this row's compression lineage (its own id when it is not a compression child). */
+    lineageRootId: text('lineage_root_id').notNull(),
+    /** On lineage roots: the newest activity anywhere in the compression chain (drives listings). */
+    lineageActiveAt: real('lineage_active_at'),
+    startedAt: real('started_at').notNull(),
+    lastActivityAt: real('last_activity_at'),
+    lastReadAt: real('last_read_at'),
+    endedAt: real('ended_at'),
+    endReason: text('end_reason'),
+    title: text('title'),
+    titleSource: text('title_source'),
+    archived: integer('archived').notNull().default(0),
+    autoArchived: integer('auto_archived').notNull().default(0),
+    pinned: integer('pinned').notNull().default(0),
+    hidden: integer('hidden').notNull().default(0),
+    resumePending: integer('resume_pending').notNull().default(0),
+    resumeReason: text('resume_reason'),
+    messageCount: integer('message_count').notNull().default(0),
+    toolCallCount: integer('tool_call_count').notNull().default(0),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+  },
+  (table) => [
+    index('idx_sessions_source').on(table.source),
+    index('idx_sessions_parent').on(table.parentSessionId),
+    index('idx_sessions_started').on(table.startedAt),
+    index('idx_sessions_session_key').on(table.sessionKey),
+    index('idx_sessions_lineage_root').on(table.lineageRootId),
+    index('idx_sessions_lineage_active').on(table.lineageActiveAt, table.id),
+    index('idx_sessions_pinned').on(table.pinned).where(sql`${table.pinned} = 1`),
+    uniqueIndex('idx_sessions_title_unique').on(table.title).where(sql`${table.title} IS NOT NULL`),
+  ],
+);
+
+export const messages = sqliteTable(
+  'messages',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    role: text('role').notNull(),
+    content: text('content'),
+    toolCallId: text('tool_call_id'),
+    toolCalls: text('tool_calls'),
+    toolName: text('tool_name'),
+    timestamp: real('timestamp').notNull(),
+    tokenCount: integer('token_count'),
+    finishReason: text('finish_reason'),
+    reasoning: text('reasoning'),
+    reasoningContent: text('reasoning_content'),
+    reasoningDetails: text('reasoning_details'),
+    codexReasoningItems: text('codex_reasoning_items'),
+    codexMessageItems: text('codex_message_items'),
+    platformMessageId: text('platform_message_id'),
+    compressedSummary: integer('_compressed_summary').notNull().default(0),
+    active: integer('active').notNull().default(1),
+    displayKind: text('display_kind'),
+  },
+  (table) => [
+    index('idx_messages_session').on(table.sessionId, table.timestamp),
+    index('idx_messages_session_active').on(table.sessionId, table.active, table.id),
+  ],
+);
+
+export const deliveryObligations = sqliteTable(
+  'delivery_obligations',
+  {
+    obligationId: text('obligation_id').primaryKey(),
+    sessionKey: text('session_key').notNull(),
+    platform: text('platform').notNull(),
+    chatId: text('chat_id').notNull(),
+    threadId: text('thread_id'),
+    content: text('content').notNull(),
+    state: text('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    needsMarker: integer('needs_marker').notNull().default(0),
+    ownerPid: integer('owner_pid'),
+    ownerStartedAt: text('owner_started_at'),
+    deliveryFence: integer('delivery_fence').notNull().default(0),
+    lastError: text('last_error'),
+    notBefore: real('not_before'),
+    createdAt: real('created_at').notNull(),
+    updatedAt: real('updated_at').notNull(),
+  },
+  (table) => [index('idx_delivery_obligations_state').on(table.state, table.platform)],
+);
+
+export const asyncDelegations = sqliteTable(
+  'async_delegations',
+  {
+    delegationId: text('delegation_id').primaryKey(),
+    sessionKey: text('session_key'),
+    originUiSessionId: text('origin_ui_session_id'),
+    parentSessionId: text('parent_session_id'),
+    state: text('state').notNull().default('running'),
+    deliveryState: text('delivery_state').notNull().default('pending'),
+    ownerPid: integer('owner_pid').notNull(),
+    ownerStartedAt: text('owner_started_at'),
+    taskJson: text('task_json').notNull(),
+    resultJson: text('result_json'),
+    error: text('error'),
+    dispatchedAt: real('dispatched_at').notNull(),
+    completedAt: real('completed_at'),
+    deliveryAttempts: integer('delivery_attempts').notNull().default(0),
+    claimExpiresAt: real('claim_expires_at'),
+    notBefore: real('not_before'),
+    settledAt: real('settled_at'),
+  },
+  (table) => [index('idx_async_delegations_state').on(table.state, table.deliveryState)],
+);
+
+/** The compression lease: one holder per session may compress it (TTL, dead-holder takeover). */
+export const compressionLocks = sqliteTable(
+  'compression_locks',
+  {
+    sessionId: text('session_id').primaryKey(),
+    holder: text('holder').notNull(),
+    acquiredAt: real('acquired_at').notNull(),
+    expiresAt: real('expires_at').notNull(),
+  },
+  (table) => [index('idx_compression_locks_expires').on(table.expiresAt)],
+);
+
+export type SessionRow = typeof sessions.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;
+export type DeliveryObligationRow = typeof deliveryObligations.$inferSelect;
+export type AsyncDelegationRow = typeof asyncDelegations.$inferSelect;

@@ -1,0 +1,95 @@
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import BetterSqlite3 from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { openTestStore, reopenStore } from '../test/helpers.js';
+import { MIGRATIONS_FOLDER, openSessionStore, SCHEMA_VERSION, SessionStoreError } from './index.js';
+
+describe('openSessionStore', () => {
+  it('creates a WAL database with NORMAL sync, foreign keys, 0600 files and the schema version', async () => {
+    const { store, databasePath } = await openTestStore();
+    expect(store.journalMode).toBe('wal');
+    expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+    const probe = new BetterSqlite3(databasePath, { readonly: true });
+    try {
+      expect(probe.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(
+        probe.prepare("SELECT value FROM state_meta WHERE key = 'schema_version'").pluck().get(),
+      ).toBe(String(SCHEMA_VERSION));
+    } finally {
+      probe.close();
+    }
+    expect(statSync(databasePath).mode & 0o777).toBe(0o600);
+    await store.createSession({ id: 'a', source: 'cli' });
+    await expect(
+      store.appendMessage('missing', { role: 'user', content: 'x' }),
+    ).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
+  });
+
+  it('records one schema version per migration in the shipped journal', () => {
+    const journal = JSON.parse(
+      readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8'),
+    ) as {
+      entries: unknown[];
+    };
+    expect(journal.entries).toHaveLength(SCHEMA_VERSION);
+  });
+
+  it('reopens an existing file without re-running migrations and keeps its rows', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({ id: 'keep', source: 'cli', title: 'Kept' });
+    await store.close();
+    const again = await reopenStore(databasePath);
+    expect(again.getSession('keep')?.title).toBe('Kept');
+    expect(again.schemaVersion).toBe(SCHEMA_VERSION);
+  });
+
+  it('refuses a non-SQLite file with an error naming the path and leaves the file untouched', async () => {
+    const home = await tempHome();
+    const databasePath = path.join(home.path, 'state.db');
+    const original = 'this is not a database, it is a shopping list\n'.repeat(10);
+    writeFileSync(databasePath, original);
+    const error = await openSessionStore({ path: databasePath }).catch((caught: unknown) => caught);
+    expect(SessionStoreError.isInstance(error)).toBe(true);
+    expect((error as SessionStoreError).code).toBe('database_corrupt');
+    expect((error as Error).message).toContain(databasePath);
+    expect(readFileSync(databasePath, 'utf8')).toBe(original);
+  });
+
+  it('refuses a SQLite file whose pages are damaged, without rewriting it', async () => {
+    const home = await tempHome();
+    const databasePath = path.join(home.path, 'state.db');
+    const seed = new BetterSqlite3(databasePath);
+    seed.exec('CREATE TABLE filler (x TEXT)');
+    seed.close();
+    const bytes = readFileSync(databasePath);
+    bytes.fill(0xff, 100, bytes.length); // keep the header, wreck the schema page
+    writeFileSync(databasePath, bytes);
+    const error = await openSessionStore({ path: databasePath }).catch((caught: unknown) => caught);
+    expect((error as SessionStoreError).code).toBe('database_corrupt');
+    expect(readFileSync(databasePath).equals(bytes)).toBe(true);
+  });
+
+  it('uses DELETE journaling when configured, and on filesystems where WAL is unsafe', async () => {
+    const configured = await openTestStore({ journalMode: 'delete' });
+    expect(configured.store.journalMode).toBe('delete');
+    const ninePee = await openTestStore({ filesystemType: '9p' });
+    expect(ninePee.store.journalMode).toBe('delete');
+  });
+
+  it('never downgrades a database that is already WAL on disk', async () => {
+    const { store, databasePath } = await openTestStore();
+    expect(store.journalMode).toBe('wal');
+    const second = await reopenStore(databasePath, { journalMode: 'delete' });
+    expect(second.journalMode).toBe('wal');
+  });
+
+  it('rejects calls after close with a store_closed error', async () => {
+    const { store } = await openTestStore();
+    await store.close();
+    expect(() => store.getSession('x')).toThrow(expect.objectContaining({ code: 'store_closed' }));
+  });
+});

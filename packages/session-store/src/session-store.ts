@@ -1,0 +1,512 @@
+import { debuglog } from 'node:util';
+import type { Database } from 'better-sqlite3';
+import {
+  type AsyncDelegationRecord,
+  claimCompletionDelivery,
+  completeDelegationDelivery,
+  type DelegationClaim,
+  type DelegationRecovery,
+  deferDelegationDelivery,
+  dropDelegationDelivery,
+  getDelegation,
+  pruneDelegations,
+  type RecordDelegationStartInput,
+  type RecordDelegationTerminalInput,
+  recordDelegationStart,
+  recordDelegationTerminal,
+  recoverDelegations,
+  releaseDelegationDelivery,
+} from './async-delegations.js';
+import { acquireCompressionLease, releaseCompressionLease } from './compression-lease.js';
+import {
+  type ClaimedObligation,
+  type ClaimPendingOptions,
+  claimPendingObligations,
+  type DeliveryObligation,
+  getObligation,
+  markObligationDelivered,
+  markObligationFailed,
+  type ObligationState,
+  pruneObligations,
+  type RecordObligationInput,
+  recordObligation,
+  releaseObligation,
+} from './delivery-obligations.js';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import type { ForeignHolder } from './foreign-holders.js';
+import {
+  enterFtsFailOpen,
+  isFtsStale,
+  type MessageSearchResult,
+  type SearchMessagesOptions,
+  searchMessages,
+} from './fts.js';
+import { FtsMaintenance } from './fts-maintenance.js';
+import { findLatestGatewaySessionForPeer, type GatewayPeer } from './gateway-peer.js';
+import {
+  CHECKPOINT_EVERY_WRITES,
+  type TitleSource,
+  TRANSCRIPT_WRITE_PATIENCE_SECONDS,
+} from './limits.js';
+import {
+  getCompressionChain,
+  getCompressionTip,
+  getLineageIds,
+  type PublishCompressionInput,
+  publishCompressionChild,
+  setLineageArchived,
+  setLineageHidden,
+  setLineagePinned,
+  setLineageRead,
+} from './lineage.js';
+import {
+  type ListSessionsOptions,
+  listSessionsRich,
+  type SessionListPage,
+} from './list-sessions.js';
+import {
+  type GetMessagesOptions,
+  getMessages,
+  insertMessages,
+  type MessageInput,
+  type MessageRecord,
+} from './messages.js';
+import type { JournalMode } from './open-database.js';
+import {
+  type CanonicalSessionOptions,
+  type CanonicalSessionSummary,
+  canonicalSession,
+  unarchiveRecoverableSession,
+} from './resurrection.js';
+import {
+  type CreateSessionInput,
+  deleteSession,
+  endSession,
+  getSession,
+  insertSession,
+  promoteToSessionReset,
+  reopenSession,
+  type SessionRecord,
+  setResumePending,
+} from './sessions.js';
+import { isFtsCorruption, sqliteErrorMessage } from './sqlite-errors.js';
+import { archiveStaleSessions } from './stale-archive.js';
+import type { StoreContext } from './store-context.js';
+import type { StoreSettings } from './store-settings.js';
+import { getNextTitleInLineage, resolveSessionByTitle } from './title-variants.js';
+import { applyTitle, getSessionByTitle, type TitleLookupOptions } from './titles.js';
+import { withWritePatience } from './write-patience.js';
+
+const debug = debuglog('hermes-session-store');
+
+/** One process's handle on a state.db. Reads are synchronous; writes are awaited (write patience). */
+export class SessionStore {
+  readonly #context: StoreContext;
+  readonly #settings: StoreSettings;
+  readonly #checkpointTimer: NodeJS.Timeout | undefined;
+  #writesSinceCheckpoint = 0;
+  #closed = false;
+  readonly #fts: FtsMaintenance;
+  /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
+  ftsRecovery: Promise<number> = Promise.resolve(0);
+
+  /** @internal Use `openSessionStore`. */
+  constructor(context: StoreContext, settings: StoreSettings, checkpointIntervalMs: number) {
+    this.#context = context;
+    this.#settings = settings;
+    this.#fts = new FtsMaintenance({
+      context,
+      settings,
+      write: (work) => this.#write(work),
+      isClosed: () => this.#closed,
+    });
+    if (checkpointIntervalMs > 0) {
+      this.#checkpointTimer = setInterval(() => this.checkpoint(), checkpointIntervalMs);
+      this.#checkpointTimer.unref();
+    }
+  }
+
+  get path(): string {
+    return this.#settings.filePath;
+  }
+
+  get journalMode(): JournalMode {
+    return this.#settings.journalMode;
+  }
+
+  get schemaVersion(): number {
+    return Number(this.#db().pragma('user_version', { simple: true }));
+  }
+
+  #db(): Database {
+    if (this.#closed)
+      throw new SessionStoreError({ code: 'store_closed', message: ERROR_MESSAGES.storeClosed });
+    return this.#context.db;
+  }
+
+  /** One short BEGIN IMMEDIATE transaction per attempt, retried with jitter while another process writes. */
+  async #write<T>(
+    work: (context: StoreContext) => T,
+    patienceSeconds = this.#settings.writePatienceSeconds,
+  ): Promise<T> {
+    const database = this.#db();
+    const result = await withWritePatience(
+      () => database.transaction(() => work(this.#context)).immediate(),
+      {
+        patienceSeconds,
+        clock: this.#settings.clock,
+        sleep: this.#settings.sleep,
+      },
+    );
+    this.#writesSinceCheckpoint += 1;
+    if (this.#writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.checkpoint();
+    return result;
+  }
+
+  /** Transcript writes survive a corrupt FTS index: fail open (detach FTS), then write again. */
+  async #writeTranscript<T>(work: (context: StoreContext) => T): Promise<T> {
+    try {
+      return await this.#write(work, TRANSCRIPT_WRITE_PATIENCE_SECONDS);
+    } catch (error) {
+      if (!isFtsCorruption(error)) throw error;
+      const reason = sqliteErrorMessage(error);
+      await withWritePatience(() => enterFtsFailOpen(this.#context, reason), {
+        patienceSeconds: TRANSCRIPT_WRITE_PATIENCE_SECONDS,
+        clock: this.#settings.clock,
+        sleep: this.#settings.sleep,
+      });
+      this.#settings.logger.warn(
+        `FTS index corrupt (${reason}); search falls back to LIKE until rebuilt`,
+      );
+      return this.#write(work, TRANSCRIPT_WRITE_PATIENCE_SECONDS);
+    }
+  }
+
+  /**
+   * Runs `work` in one write transaction with the store's patience. For callers that must commit
+   * their own rows atomically with the store's (for example an outbox row with a ledger update).
+   */
+  withWriteTransaction<T>(work: (database: Database) => T): Promise<T> {
+    return this.#write((context) => work(context.db));
+  }
+
+  // Sessions ---------------------------------------------------------------------------------
+
+  async createSession(input: CreateSessionInput): Promise<SessionRecord> {
+    const id = await this.#write((context) => insertSession(context, input));
+    return this.requireSession(id);
+  }
+
+  getSession(id: string): SessionRecord | undefined {
+    this.#db();
+    return getSession(this.#context, id);
+  }
+
+  requireSession(id: string): SessionRecord {
+    const row = this.getSession(id);
+    if (!row)
+      throw new SessionStoreError({
+        code: 'session_not_found',
+        message: ERROR_MESSAGES.sessionNotFound(id),
+      });
+    return row;
+  }
+
+  endSession(id: string, reason: string): Promise<boolean> {
+    return this.#write((context) => endSession(context, id, reason));
+  }
+
+  reopenSession(id: string): Promise<boolean> {
+    return this.#write((context) => reopenSession(context, id));
+  }
+
+  promoteToSessionReset(id: string): Promise<boolean> {
+    return this.#write((context) => promoteToSessionReset(context, id));
+  }
+
+  deleteSession(id: string): Promise<boolean> {
+    return this.#write((context) => deleteSession(context, id));
+  }
+
+  setResumePending(id: string, reason: string | null): Promise<boolean> {
+    return this.#write((context) => setResumePending(context, id, reason));
+  }
+
+  // Lineage ----------------------------------------------------------------------------------
+
+  publishCompressionChild(input: PublishCompressionInput): Promise<string> {
+    return this.#writeTranscript((context) => publishCompressionChild(context, input));
+  }
+
+  /** Takes the session's compression lease (free, expired, or held by a dead process); null when held. */
+  acquireCompressionLease(
+    sessionId: string,
+    options: { holder?: string; ttlSeconds?: number } = {},
+  ): Promise<string | null> {
+    return this.#write((context) => acquireCompressionLease(context, { sessionId, ...options }));
+  }
+
+  releaseCompressionLease(sessionId: string, holder: string): Promise<boolean> {
+    return this.#write((context) => releaseCompressionLease(context, sessionId, holder));
+  }
+
+  getCompressionChain(id: string): string[] {
+    this.#db();
+    return getCompressionChain(this.#context, id);
+  }
+
+  getCompressionTip(id: string): string {
+    this.#db();
+    return getCompressionTip(this.#context, id);
+  }
+
+  getLineageIds(id: string): string[] {
+    this.#db();
+    return getLineageIds(this.#context, id);
+  }
+
+  setArchived(
+    id: string,
+    archived: boolean,
+    options: { automatic?: boolean } = {},
+  ): Promise<number> {
+    return this.#write((context) => setLineageArchived(context, id, archived, options));
+  }
+
+  setHidden(id: string, hidden: boolean): Promise<number> {
+    return this.#write((context) => setLineageHidden(context, id, hidden));
+  }
+
+  setPinned(id: string, pinned: boolean): Promise<number> {
+    return this.#write((context) => setLineagePinned(context, id, pinned));
+  }
+
+  setRead(id: string, read: boolean): Promise<number> {
+    return this.#write((context) => setLineageRead(context, id, read));
+  }
+
+  unarchiveRecoverableSession(id: string): Promise<boolean> {
+    return this.#write((context) => unarchiveRecoverableSession(context, id));
+  }
+
+  canonicalSession(options: CanonicalSessionOptions = {}): Promise<CanonicalSessionSummary | null> {
+    return this.#write((context) => canonicalSession(context, options));
+  }
+
+  // Titles -----------------------------------------------------------------------------------
+
+  /** Returns false when an automatic title source was outranked (a silent no-op). */
+  setTitle(
+    id: string,
+    title: string | null,
+    options: { source?: TitleSource } = {},
+  ): Promise<boolean> {
+    return this.#write((context) =>
+      applyTitle(context, { sessionId: id, title, source: options.source ?? 'user' }),
+    );
+  }
+
+  getSessionByTitle(title: string, options: TitleLookupOptions = {}): SessionRecord | undefined {
+    this.#db();
+    return getSessionByTitle(this.#context, title, options);
+  }
+
+  /** Latest numbered continuation (`<t> #N`) or the exact title; `Bot Chat` resolves exactly. */
+  resolveSessionByTitle(title: string): SessionRecord | undefined {
+    this.#db();
+    return resolveSessionByTitle(this.#context, title);
+  }
+
+  getNextTitleInLineage(title: string): string {
+    this.#db();
+    return getNextTitleInLineage(this.#context, title);
+  }
+
+  // Lookups and messages ---------------------------------------------------------------------
+
+  findLatestGatewaySessionForPeer(peer: GatewayPeer): SessionRecord | undefined {
+    this.#db();
+    return findLatestGatewaySessionForPeer(this.#context, peer);
+  }
+
+  listSessionsRich(options: ListSessionsOptions = {}): SessionListPage {
+    this.#db();
+    return listSessionsRich(this.#context, options);
+  }
+
+  async appendMessage(sessionId: string, message: MessageInput): Promise<number> {
+    const [id] = await this.appendMessages(sessionId, [message]);
+    return id ?? 0;
+  }
+
+  appendMessages(sessionId: string, messages: readonly MessageInput[]): Promise<number[]> {
+    return this.#writeTranscript((context) => insertMessages(context, sessionId, messages));
+  }
+
+  getMessages(sessionId: string, options: GetMessagesOptions = {}): MessageRecord[] {
+    this.#db();
+    return getMessages(this.#context, sessionId, options);
+  }
+
+  // Full-text search -------------------------------------------------------------------------
+
+  /** Other processes holding this database or its WAL open (fail closed: a sentinel on doubt). */
+  findForeignHolders(): Promise<ForeignHolder[]> {
+    return this.#fts.findForeignHolders();
+  }
+
+  /**
+   * Rebuilds the FTS index in a worker thread. Returns 1 when rebuilt and 0 when deferred:
+   * another process holds the database (a rebuild would lock it out for the duration) or the
+   * rebuild lock is busy. A failed rebuild leaves the index detached and stale, and throws.
+   */
+  rebuildFts(): Promise<number> {
+    this.#db();
+    return this.#fts.rebuild();
+  }
+
+  /** Deferred recovery for housekeeping loops: only when stale, at most once per cooldown (300 s). */
+  retryDeferredFtsRecovery(): Promise<number> {
+    this.#db();
+    return this.#fts.retryDeferred();
+  }
+
+  /** @internal Started by `openSessionStore` when the index is stale. */
+  startFtsRecovery(): void {
+    this.ftsRecovery = this.rebuildFts().catch((error: unknown) => {
+      this.#settings.logger.warn(`FTS recovery failed: ${(error as Error).message}`);
+      return 0;
+    });
+  }
+
+  searchMessages(query: string, options: SearchMessagesOptions = {}): MessageSearchResult {
+    this.#db();
+    return searchMessages(this.#context, query, options);
+  }
+
+  isFtsStale(): boolean {
+    this.#db();
+    return isFtsStale(this.#context);
+  }
+
+  // Delivery obligations ---------------------------------------------------------------------
+
+  recordObligation(
+    input: RecordObligationInput,
+  ): Promise<{ obligationId: string; created: boolean }> {
+    return this.#write((context) => recordObligation(context, input));
+  }
+
+  getObligation(obligationId: string): DeliveryObligation | undefined {
+    this.#db();
+    return getObligation(this.#context, obligationId);
+  }
+
+  claimPendingObligations(options: ClaimPendingOptions = {}): Promise<ClaimedObligation[]> {
+    return this.#write((context) => claimPendingObligations(context, options));
+  }
+
+  /**
+   * Marks an obligation delivered. `alongside` runs in the same transaction (an outbox row, a
+   * platform receipt) so the completion and the caller's record commit together or not at all.
+   */
+  completeObligation(
+    obligationId: string,
+    options: { alongside?: (database: Database) => void } = {},
+  ): Promise<boolean> {
+    return this.#write((context) => {
+      const marked = markObligationDelivered(context, obligationId);
+      if (marked) options.alongside?.(context.db);
+      return marked;
+    });
+  }
+
+  failObligation(obligationId: string, error: string): Promise<ObligationState | null> {
+    return this.#write((context) => markObligationFailed(context, obligationId, error));
+  }
+
+  releaseObligation(obligationId: string): Promise<boolean> {
+    return this.#write((context) => releaseObligation(context, obligationId));
+  }
+
+  pruneObligations(): Promise<number> {
+    return this.#write((context) => pruneObligations(context));
+  }
+
+  // Async delegations ------------------------------------------------------------------------
+
+  recordDelegationStart(input: RecordDelegationStartInput): Promise<void> {
+    return this.#write((context) => recordDelegationStart(context, input));
+  }
+
+  recordDelegationTerminal(input: RecordDelegationTerminalInput): Promise<boolean> {
+    return this.#write((context) => recordDelegationTerminal(context, input));
+  }
+
+  getDelegation(delegationId: string): AsyncDelegationRecord | undefined {
+    this.#db();
+    return getDelegation(this.#context, delegationId);
+  }
+
+  claimCompletionDelivery(delegationId?: string): Promise<DelegationClaim | null> {
+    return this.#write((context) => claimCompletionDelivery(context, delegationId));
+  }
+
+  completeDelegationDelivery(delegationId: string): Promise<boolean> {
+    return this.#write((context) => completeDelegationDelivery(context, delegationId));
+  }
+
+  releaseDelegationDelivery(delegationId: string): Promise<boolean> {
+    return this.#write((context) => releaseDelegationDelivery(context, delegationId));
+  }
+
+  deferDelegationDelivery(delegationId: string, delaySeconds: number): Promise<boolean> {
+    return this.#write((context) => deferDelegationDelivery(context, delegationId, delaySeconds));
+  }
+
+  dropDelegationDelivery(delegationId: string): Promise<boolean> {
+    return this.#write((context) => dropDelegationDelivery(context, delegationId));
+  }
+
+  recoverDelegations(
+    options: { isOwnerAlive?: (owner: { pid: number; startTicks: string | null }) => boolean } = {},
+  ): Promise<DelegationRecovery> {
+    return this.#write((context) => recoverDelegations(context, options));
+  }
+
+  pruneDelegations(): Promise<number> {
+    return this.#write((context) => pruneDelegations(context));
+  }
+
+  // Maintenance ------------------------------------------------------------------------------
+
+  /** Auto-archives idle lineages (default 30 days), sparing pinned ones and the hidden Bot Chat. */
+  archiveStaleSessions(options: { olderThanSeconds?: number } = {}): Promise<number> {
+    return this.#write((context) => archiveStaleSessions(context, options));
+  }
+
+  /** PASSIVE only: TRUNCATE would block or break other attached processes. */
+  checkpoint(): void {
+    if (this.#closed) return;
+    this.#writesSinceCheckpoint = 0;
+    try {
+      this.#context.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch (error) {
+      debug(`passive checkpoint failed: ${(error as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#checkpointTimer) clearInterval(this.#checkpointTimer);
+    await this.ftsRecovery.catch(() => 0);
+    await this.#fts.inProgress?.catch(() => 0);
+    this.checkpoint();
+    this.#closed = true;
+    this.#context.db.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

@@ -1,0 +1,178 @@
+import { END_REASON, RECOVERABLE_END_REASONS_SQL } from './end-reasons.js';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import type { TitleSource } from './limits.js';
+import { SESSION_COLUMNS } from './rows.js';
+import type { SessionRow } from './schema.js';
+import { newSessionId } from './session-ids.js';
+import type { StoreContext } from './store-context.js';
+import { applyTitle } from './titles.js';
+
+export type SessionRecord = SessionRow;
+export type ParentEdge = 'compression' | 'branch' | 'reset' | 'delegate' | 'tool';
+
+export interface CreateSessionInput {
+  readonly id?: string;
+  readonly source: string;
+  readonly title?: string | null;
+  readonly titleSource?: TitleSource;
+  readonly profileName?: string | null;
+  readonly userId?: string | null;
+  readonly sessionKey?: string | null;
+  readonly chatId?: string | null;
+  readonly chatType?: string | null;
+  readonly threadId?: string | null;
+  readonly model?: string | null;
+  readonly modelConfig?: Record<string, unknown> | null;
+  readonly cwd?: string | null;
+  readonly parentSessionId?: string | null;
+  readonly parentEdge?: ParentEdge | null;
+  readonly hidden?: boolean;
+  readonly pinned?: boolean;
+  readonly archived?: boolean;
+  readonly startedAt?: number;
+}
+
+export function getSession(context: StoreContext, id: string): SessionRecord | undefined {
+  return context.statement(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id) as
+    | SessionRecord
+    | undefined;
+}
+
+export function requireSession(context: StoreContext, id: string): SessionRecord {
+  const row = getSession(context, id);
+  if (!row) {
+    throw new SessionStoreError({
+      code: 'session_not_found',
+      message: ERROR_MESSAGES.sessionNotFound(id),
+    });
+  }
+  return row;
+}
+
+/** Inserts a row (and claims its title) — call inside a write transaction. */
+export function insertSession(context: StoreContext, input: CreateSessionInput): string {
+  const id = input.id ?? newSessionId();
+  const startedAt = input.startedAt ?? context.clock.now();
+  const edge = input.parentSessionId ? (input.parentEdge ?? 'branch') : null;
+  let lineageRootId = id;
+  if (input.parentSessionId && edge === 'compression') {
+    lineageRootId = requireSession(context, input.parentSessionId).lineageRootId;
+  }
+  try {
+    context
+      .statement(
+        `INSERT INTO sessions (id, source, profile_name, user_id, session_key, chat_id, chat_type, thread_id,
+           model, model_config, cwd, parent_session_id, parent_edge, lineage_root_id, lineage_active_at,
+           started_at, hidden, pinned, archived)
+         VALUES (@id, @source, @profileName, @userId, @sessionKey, @chatId, @chatType, @threadId,
+           @model, @modelConfig, @cwd, @parentSessionId, @parentEdge, @lineageRootId, @startedAt,
+           @startedAt, @hidden, @pinned, @archived)`,
+      )
+      .run({
+        id,
+        source: input.source,
+        profileName: input.profileName ?? null,
+        userId: input.userId ?? null,
+        sessionKey: input.sessionKey ?? null,
+        chatId: input.chatId ?? null,
+        chatType: input.chatType ?? null,
+        threadId: input.threadId ?? null,
+        model: input.model ?? null,
+        modelConfig: input.modelConfig ? JSON.stringify(input.modelConfig) : null,
+        cwd: input.cwd ?? null,
+        parentSessionId: input.parentSessionId ?? null,
+        parentEdge: edge,
+        lineageRootId,
+        startedAt,
+        hidden: input.hidden ? 1 : 0,
+        pinned: input.pinned ? 1 : 0,
+        archived: input.archived ? 1 : 0,
+      });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      throw new SessionStoreError({
+        code: 'session_exists',
+        message: ERROR_MESSAGES.sessionExists(id),
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  if (input.title !== undefined && input.title !== null) {
+    applyTitle(context, { sessionId: id, title: input.title, source: input.titleSource ?? 'user' });
+  }
+  return id;
+}
+
+/** The first end wins: only a live row is stamped. Returns whether this call ended it. */
+export function endSession(context: StoreContext, id: string, reason: string): boolean {
+  const result = context
+    .statement('UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL')
+    .run(context.clock.now(), reason, id);
+  return result.changes === 1;
+}
+
+export function reopenSession(context: StoreContext, id: string): boolean {
+  const result = context
+    .statement(
+      'UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ? AND ended_at IS NOT NULL',
+    )
+    .run(id);
+  return result.changes === 1;
+}
+
+/** Turns a live row, or one ended by accident (recoverable reason), into a `session_reset` boundary. */
+export function promoteToSessionReset(context: StoreContext, id: string): boolean {
+  const result = context
+    .statement(
+      `UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = '${END_REASON.sessionReset}'
+       WHERE id = ? AND (ended_at IS NULL OR end_reason IN (${RECOVERABLE_END_REASONS_SQL}))`,
+    )
+    .run(context.clock.now(), id);
+  return result.changes === 1;
+}
+
+/**
+ * Deletes one row (its messages cascade). Its children survive: each compression child becomes
+ * the root of its own remaining chain, so the conversation stays listable.
+ */
+export function deleteSession(context: StoreContext, id: string): boolean {
+  const children = context
+    .statement(
+      "SELECT id FROM sessions WHERE parent_session_id = ? AND parent_edge = 'compression'",
+    )
+    .pluck()
+    .all(id) as string[];
+  for (const child of children) {
+    context
+      .statement(
+        `WITH RECURSIVE chain(id) AS (
+           SELECT ? UNION
+           SELECT s.id FROM sessions s JOIN chain ON s.parent_session_id = chain.id WHERE s.parent_edge = 'compression')
+         UPDATE sessions SET lineage_root_id = ? WHERE id IN (SELECT id FROM chain)`,
+      )
+      .run(child, child);
+    context
+      .statement(
+        `UPDATE sessions SET parent_edge = NULL,
+           lineage_active_at = (SELECT max(coalesce(last_activity_at, started_at)) FROM sessions WHERE lineage_root_id = ?)
+         WHERE id = ?`,
+      )
+      .run(child, child);
+  }
+  context
+    .statement('UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?')
+    .run(id);
+  return context.statement('DELETE FROM sessions WHERE id = ?').run(id).changes === 1;
+}
+
+export function setResumePending(
+  context: StoreContext,
+  id: string,
+  reason: string | null,
+): boolean {
+  const result = context
+    .statement('UPDATE sessions SET resume_pending = ?, resume_reason = ? WHERE id = ?')
+    .run(reason === null ? 0 : 1, reason, id);
+  return result.changes === 1;
+}

@@ -1,0 +1,54 @@
+import { BOT_CHAT_TITLE } from './limits.js';
+import { SESSION_COLUMNS } from './rows.js';
+import type { SessionRow } from './schema.js';
+import type { StoreContext } from './store-context.js';
+import { getSessionByTitle, sanitizeTitle } from './titles.js';
+
+const NUMBERED = /^(.*) #(\d+)$/;
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
+}
+
+function numberedVariants(
+  context: StoreContext,
+  base: string,
+): { row: SessionRow; number: number }[] {
+  const rows = context
+    .statement(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title LIKE ? ESCAPE '\\'`)
+    .all(`${escapeLike(base)} #%`) as SessionRow[];
+  const variants: { row: SessionRow; number: number }[] = [];
+  for (const row of rows) {
+    const match = NUMBERED.exec(row.title ?? '');
+    if (match && match[1] === base) variants.push({ row, number: Number(match[2]) });
+  }
+  return variants;
+}
+
+/**
+ * Resolves a title a person typed: the latest numbered continuation (`<t> #N`) wins over the bare
+ * title. The canonical `Bot Chat` is never numbered, so it resolves exactly.
+ */
+export function resolveSessionByTitle(
+  context: StoreContext,
+  title: string,
+): SessionRow | undefined {
+  const clean = sanitizeTitle(title);
+  if (clean === null) return undefined;
+  if (clean === BOT_CHAT_TITLE) return getSessionByTitle(context, clean, { includeHidden: true });
+  const latest = numberedVariants(context, clean).sort(
+    (left, right) => right.number - left.number,
+  )[0];
+  return latest?.row ?? getSessionByTitle(context, clean, { includeHidden: true });
+}
+
+/** The title for a continuation: `<base> #N` with N = 2, 3, … (an existing suffix is replaced). */
+export function getNextTitleInLineage(context: StoreContext, title: string): string {
+  const clean = sanitizeTitle(title) ?? '';
+  const base = NUMBERED.exec(clean)?.[1] ?? clean;
+  const highest = numberedVariants(context, base).reduce(
+    (max, variant) => Math.max(max, variant.number),
+    1,
+  );
+  return `${base} #${highest + 1}`;
+}

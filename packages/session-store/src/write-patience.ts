@@ -1,0 +1,41 @@
+import type { Clock, Sleep } from './clock.js';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import { isBusyError } from './sqlite-errors.js';
+
+export interface WritePatienceOptions {
+  readonly patienceSeconds: number;
+  readonly clock: Clock;
+  readonly sleep: Sleep;
+  readonly random?: () => number;
+}
+
+/**
+ * Runs `attempt` (one short synchronous transaction) until it stops failing with SQLITE_BUSY or
+ * the patience runs out. The wait between attempts is an awaited timer, never a synchronous sleep,
+ * so a held lock in another process never blocks this event loop. Jitter spreads competing
+ * writers: short waits during the first 2 s, longer ones after.
+ */
+export async function withWritePatience<T>(
+  attempt: () => T,
+  options: WritePatienceOptions,
+): Promise<T> {
+  const random = options.random ?? Math.random;
+  const started = options.clock.monotonicMs();
+  for (;;) {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!isBusyError(error)) throw error;
+      const elapsed = options.clock.monotonicMs() - started;
+      if (elapsed >= options.patienceSeconds * 1000) {
+        throw new SessionStoreError({
+          code: 'database_locked',
+          message: ERROR_MESSAGES.databaseLocked(options.patienceSeconds),
+          cause: error,
+        });
+      }
+      const [low, high] = elapsed < 2000 ? [20, 150] : [250, 1000];
+      await options.sleep(low + random() * (high - low));
+    }
+  }
+}

@@ -1,1 +1,84 @@
-export {};
+export {
+  parseSystemdDurationToMicroseconds,
+  resolveCronDrainBudget,
+  resolveRestartExitWaitBudget,
+  resolveShutdownWatchdogDelay,
+  resolveSystemdTimeoutStopSec,
+} from './budgets.js';
+export { type SupervisorClock, type SupervisorLogger, stderrLogger, systemClock } from './clock.js';
+export * from './constants.js';
+export { SupervisorError, type SupervisorErrorCode } from './errors.js';
+export {
+  type EnqueueOptions,
+  type FailedPlatformEntry,
+  FailedPlatformQueue,
+  type FailedPlatformQueueOptions,
+  reconnectBackoffS,
+} from './failed-platform-queue.js';
+export {
+  type HeartbeatRecord,
+  heartbeatFilePath,
+  type LoopHeartbeat,
+  type LoopHeartbeatOptions,
+  loopTickSocketPath,
+  startLoopHeartbeat,
+} from './heartbeat.js';
+export {
+  type LivenessVerdict,
+  type ProbeLivenessOptions,
+  probeLiveness,
+} from './liveness-probe.js';
+export {
+  type EventLoopDelaySummary,
+  type LoopWatchdog,
+  type LoopWatchdogMode,
+  type LoopWatchdogOptions,
+  type LoopWatchdogPhase,
+  type LoopWatchdogPhaseInfo,
+  type LoopWatchdogReport,
+  startLoopWatchdog,
+} from './loop-watchdog.js';
+export {
+  createPlatformRecovery,
+  type FatalPlatform,
+  type OnAllAdaptersDown,
+  type PlatformLostEvent,
+  type PlatformRecovery,
+  type PlatformRecoveryOptions,
+  type StrandedCheck,
+} from './platform-recovery.js';
+export {
+  createReconnectWatcher,
+  type ReconnectAttempt,
+  type ReconnectPlatform,
+  type ReconnectResult,
+  type ReconnectWatcherOptions,
+} from './reconnect-watcher.js';
+export {
+  createReconnectWatcherKeeper,
+  type ReconnectWatcherKeeper,
+  type ReconnectWatcherKeeperOptions,
+} from './reconnect-watcher-keeper.js';
+export { type MarkExitedOptions, markRuntimeStatusExitedSync } from './runtime-status.js';
+export {
+  formatShutdownContext,
+  type ProcessSummary,
+  type ShutdownContext,
+  snapshotShutdownContext,
+} from './shutdown-context.js';
+export {
+  armShutdownWatchdog,
+  SHUTDOWN_DUMP_END,
+  SHUTDOWN_DUMP_START,
+  type ShutdownWatchdog,
+  type ShutdownWatchdogOptions,
+} from './shutdown-watchdog.js';
+export {
+  type SpawnSupervisedOptions,
+  type SupervisedFactory,
+  type SupervisedTask,
+  type SupervisedTaskState,
+  spawnSupervised,
+  supervisedBackoffS,
+} from './supervised-task.js';
+export { loopWatchdogOptionsFromConfig } from './watchdog-options.js';

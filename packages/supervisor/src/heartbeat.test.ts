@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { LOOP_TICK_BYTE, messages } from './constants.js';
+import {
+  type HeartbeatRecord,
+  heartbeatFilePath,
+  loopTickSocketPath,
+  startLoopHeartbeat,
+} from './heartbeat.js';
+
+function readByte(target: string | number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket =
+      typeof target === 'string' ? net.connect(target) : net.connect(target, '127.0.0.1');
+    socket.once('data', (chunk: Buffer) => {
+      resolve(chunk.toString('utf8'));
+      socket.destroy();
+    });
+    socket.once('error', reject);
+  });
+}
+
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0']);
+  const pid = child.pid ?? -1;
+  await new Promise((resolve) => child.once('exit', resolve));
+  return pid;
+}
+
+describe('loop heartbeat and witness', () => {
+  it('writes the heartbeat at once and serves a private witness that answers one byte', async () => {
+    const home = await tempHome();
+    const heartbeat = await startLoopHeartbeat({ home: home.path, intervalS: 1, startTime: 1234 });
+    try {
+      const record = JSON.parse(
+        await readFile(heartbeatFilePath(home.path), 'utf8'),
+      ) as HeartbeatRecord;
+      expect(record).toMatchObject({
+        pid: process.pid,
+        start_time: 1234,
+        loop_tick_socket: true,
+        loop_tick_tcp_port: null,
+      });
+      expect(heartbeat.witnessPath).toBe(loopTickSocketPath(home.path, process.pid));
+      const info = await stat(heartbeat.witnessPath ?? '');
+      expect(info.mode & 0o777).toBe(0o600);
+      expect(await readByte(heartbeat.witnessPath ?? '')).toBe(LOOP_TICK_BYTE);
+    } finally {
+      await heartbeat.stop();
+    }
+  });
+
+  it('rewrites the heartbeat every interval', async () => {
+    const home = await tempHome();
+    const heartbeat = await startLoopHeartbeat({ home: home.path, intervalS: 1 });
+    try {
+      const first = JSON.parse(await readFile(heartbeat.heartbeatFile, 'utf8')) as HeartbeatRecord;
+      await heartbeat.nextWrite();
+      const second = JSON.parse(await readFile(heartbeat.heartbeatFile, 'utf8')) as HeartbeatRecord;
+      expect(second.monotonic).toBeGreaterThan(first.monotonic);
+    } finally {
+      await heartbeat.stop();
+    }
+  });
+
+  it('unlinks stale witness nodes of dead processes and its own node on stop', async () => {
+    const home = await tempHome();
+    const stale = loopTickSocketPath(home.path, await deadPid());
+    await mkdir(path.dirname(stale), { recursive: true });
+    await writeFile(stale, '');
+    const heartbeat = await startLoopHeartbeat({ home: home.path, intervalS: 1 });
+    expect(existsSync(stale)).toBe(false);
+    const own = heartbeat.witnessPath ?? '';
+    expect(existsSync(own)).toBe(true);
+    await heartbeat.stop();
+    expect(existsSync(own)).toBe(false);
+  });
+
+  it('serves the witness over loopback TCP and publishes the port when asked', async () => {
+    const home = await tempHome();
+    const heartbeat = await startLoopHeartbeat({
+      home: home.path,
+      intervalS: 1,
+      useTcpWitness: true,
+    });
+    try {
+      const record = JSON.parse(await readFile(heartbeat.heartbeatFile, 'utf8')) as HeartbeatRecord;
+      expect(record.loop_tick_tcp_port).toBe(heartbeat.witnessTcpPort);
+      expect(await readByte(heartbeat.witnessTcpPort ?? 0)).toBe(LOOP_TICK_BYTE);
+    } finally {
+      await heartbeat.stop();
+    }
+  });
+
+  it('disables only the witness, with the reference warning, when the socket cannot bind', async () => {
+    const home = await tempHome(`hermes-${'x'.repeat(90)}-`);
+    const warnings: string[] = [];
+    const heartbeat = await startLoopHeartbeat({
+      home: home.path,
+      intervalS: 1,
+      warn: (message) => warnings.push(message),
+    });
+    try {
+      expect(warnings).toEqual([messages.witnessUnavailable]);
+      const record = JSON.parse(await readFile(heartbeat.heartbeatFile, 'utf8')) as HeartbeatRecord;
+      expect(record.loop_tick_socket).toBe(false);
+    } finally {
+      await heartbeat.stop();
+    }
+  });
+});

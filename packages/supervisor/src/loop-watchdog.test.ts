@@ -1,0 +1,259 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnProcess, tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import {
+  LOOP_WATCHDOG_EXIT_CODE,
+  LOOP_WATCHDOG_EXIT_REASON,
+  LOOP_WATCHDOG_FALLBACK_SIGNAL,
+  messages,
+} from './constants.js';
+import { SupervisorError } from './errors.js';
+import {
+  type LoopWatchdogOptions,
+  type LoopWatchdogReport,
+  startLoopWatchdog,
+} from './loop-watchdog.js';
+
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const fixture = path.join(packageRoot, 'test/fixtures/loop-watchdog-child.ts');
+
+// Small values: 0.2 s interval, 0.2 s timeout, 3 strikes ⇒ about 1.2 s of block before the verdict.
+const fast = { probeIntervalS: 0.2, probeTimeoutS: 0.2, maxStrikes: 3, startupGraceS: 0 };
+
+async function runChild(options: {
+  behaviour: string;
+  watchdog: Partial<LoopWatchdogOptions>;
+  blockMs?: number;
+}) {
+  const child = await spawnProcess({
+    command: process.execPath,
+    args: ['--conditions=@hermes/source', '--import', 'tsx', fixture],
+    cwd: packageRoot,
+    env: {
+      ...process.env,
+      WATCHDOG_OPTIONS: JSON.stringify({ ...fast, ...options.watchdog }),
+      WATCHDOG_BEHAVIOUR: options.behaviour,
+      WATCHDOG_BLOCK_MS: String(options.blockMs ?? 0),
+    },
+    readyLine: 'ready',
+  });
+  return child;
+}
+
+async function readReports(home: string): Promise<LoopWatchdogReport[]> {
+  const directory = path.join(home, 'logs');
+  if (!existsSync(directory)) return [];
+  const names = (await readdir(directory)).filter((name) => name.startsWith('loop-watchdog-'));
+  return Promise.all(
+    names.map(
+      async (name) =>
+        JSON.parse(await readFile(path.join(directory, name), 'utf8')) as LoopWatchdogReport,
+    ),
+  );
+}
+
+async function readStatus(home: string): Promise<Record<string, unknown> | undefined> {
+  const file = path.join(home, 'gateway_state.json');
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+}
+
+/** The native-call fixture's `sleep` child outlives a SIGKILLed parent: end the whole group. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Resolves with the exit, or with `undefined` when the process is still running after `ms`. */
+async function exitWithin(
+  exited: Promise<{ code: number | null; signal: string | null }>,
+  ms: number,
+) {
+  return Promise.race([
+    exited,
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms)),
+  ]);
+}
+
+describe('loop watchdog (real processes)', () => {
+  it('exits with code 75 after a real busy loop, with the phase, the stack and a degraded status', async () => {
+    const home = await tempHome();
+    const child = await runChild({ behaviour: 'spin', watchdog: { home: home.path } });
+    // Verdict after ~1.2 s; generous bound for a loaded CI machine.
+    const exit = await exitWithin(child.exited, 15_000);
+    expect(exit).toEqual({ code: LOOP_WATCHDOG_EXIT_CODE, signal: null });
+    expect(child.stderr()).toContain(
+      messages.loopWatchdogFired(3, 'X', 'Y', LOOP_WATCHDOG_EXIT_CODE).split('; host')[0],
+    );
+    const [report, ...others] = await readReports(home.path);
+    expect(others).toHaveLength(0);
+    expect(report?.phase?.label).toBe('fts-rebuild');
+    expect(report?.strikes).toBe(3);
+    expect(report?.stackSource).toBe('inspector-interrupt');
+    expect(report?.stack).toMatch(/^at spinFor .*\nat inTheHotLoop/);
+    expect(report?.exit).toEqual({ code: 75, signal: null });
+    const status = await readStatus(home.path);
+    expect(status).toMatchObject({
+      gateway_state: 'degraded',
+      exit_reason: LOOP_WATCHDOG_EXIT_REASON,
+      restart_requested: true,
+    });
+  });
+
+  it('never kills a busy process that keeps yielding to its event loop', async () => {
+    const home = await tempHome();
+    // 3 s of 20 ms work slices is fifteen probe intervals of busy-but-healthy.
+    const child = await runChild({
+      behaviour: 'yield',
+      watchdog: { home: home.path },
+      blockMs: 3000,
+    });
+    const exit = await exitWithin(child.exited, 15_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(child.stdout()).toContain('survived');
+    expect(await readReports(home.path)).toHaveLength(0);
+    expect(await readStatus(home.path)).toBeUndefined();
+  });
+
+  it('warn mode writes forensics and keeps the process alive through the block', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'spin-for',
+      watchdog: { home: home.path, mode: 'warn' },
+      blockMs: 3000,
+    });
+    const exit = await exitWithin(child.exited, 15_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(child.stdout()).toContain('survived');
+    expect(child.stdout()).toContain('stall reported with 3 strikes');
+    expect(child.stderr()).toContain('warn mode: writing forensics and staying up');
+    const reports = await readReports(home.path);
+    // One report per wedge, not one per missed probe.
+    expect(reports).toHaveLength(1);
+    expect(reports[0]?.mode).toBe('warn');
+    expect(reports[0]?.stack).toContain('inTheHotLoop');
+    expect(await readStatus(home.path)).toBeUndefined();
+  });
+
+  it('a stop during the final path disarms the exit', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'stop-in-hook',
+      watchdog: { home: home.path, exitGraceS: 0.3 },
+      blockMs: 3000,
+    });
+    const exit = await exitWithin(child.exited, 15_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(child.stdout()).toContain('hook ran');
+    expect(child.stdout()).toContain('survived');
+    // Stopped before the status write: nothing claims the gateway is degraded.
+    expect(await readStatus(home.path)).toBeUndefined();
+  });
+
+  it('the startup grace window ignores a block right after arming', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'spin-for',
+      watchdog: { home: home.path, startupGraceS: 4 },
+      blockMs: 2000,
+    });
+    const exit = await exitWithin(child.exited, 15_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(await readReports(home.path)).toHaveLength(0);
+  });
+
+  it('falls back to a signal when the main thread is stuck inside a native call', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'native',
+      watchdog: { home: home.path, exitGraceS: 0.5 },
+    });
+    const exit = await exitWithin(child.exited, 15_000);
+    killGroup(child.pid);
+    expect(exit).toEqual({ code: null, signal: LOOP_WATCHDOG_FALLBACK_SIGNAL });
+    const [report] = await readReports(home.path);
+    expect(report?.stackSource).toBe('unavailable');
+    expect(report?.stackUnavailableReason).toMatch(/native call/);
+    expect(report?.phase?.label).toBe('native-call');
+    expect(report?.exit).toEqual({ code: null, signal: LOOP_WATCHDOG_FALLBACK_SIGNAL });
+    expect(await readStatus(home.path)).toMatchObject({ gateway_state: 'degraded' });
+  });
+
+  it('warn mode reports a native-call wedge from the worker and kills nothing', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'native',
+      watchdog: { home: home.path, mode: 'warn', exitGraceS: 0.5 },
+    });
+    let reports: LoopWatchdogReport[] = [];
+    const deadline = performance.now() + 15_000;
+    while (reports.length === 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      reports = await readReports(home.path);
+    }
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ mode: 'warn', stackSource: 'unavailable', exit: null });
+    expect(await exitWithin(child.exited, 500)).toBeUndefined();
+    expect(await readStatus(home.path)).toBeUndefined();
+    killGroup(child.pid);
+  });
+});
+
+describe('loop watchdog (in process)', () => {
+  it('rejects options that are not finite positive numbers', () => {
+    const attempts: Partial<LoopWatchdogOptions>[] = [
+      { probeIntervalS: 0 },
+      { probeTimeoutS: Number.NaN },
+      { maxStrikes: 0 },
+      { maxStrikes: 1.5 },
+      { startupGraceS: -1 },
+    ];
+    for (const attempt of attempts) {
+      let caught: unknown;
+      try {
+        startLoopWatchdog({ ...fast, ...attempt });
+      } catch (error) {
+        caught = error;
+      }
+      expect(SupervisorError.isInstance(caught)).toBe(true);
+      expect((caught as SupervisorError).code).toBe('invalid_watchdog_options');
+    }
+  });
+
+  it('answers probes from a healthy loop and reports no strikes', async () => {
+    const home = await tempHome();
+    const watchdog = startLoopWatchdog({
+      ...fast,
+      probeIntervalS: 0.05,
+      probeTimeoutS: 1,
+      home: home.path,
+    });
+    const deadline = performance.now() + 10_000;
+    while (watchdog.probesAnswered < 3 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(watchdog.probesAnswered).toBeGreaterThanOrEqual(3);
+    expect(watchdog.strikes).toBe(0);
+    expect(watchdog.reports).toHaveLength(0);
+    await watchdog.stop();
+  });
+
+  it('labels nested phases and restores the outer one when the inner ends', async () => {
+    const watchdog = startLoopWatchdog({ ...fast, startupGraceS: 60 });
+    expect(watchdog.currentPhase).toBeNull();
+    const outer = watchdog.phase('startup');
+    const inner = await watchdog.withPhase('fts-rebuild', async () => watchdog.currentPhase?.label);
+    expect(inner).toBe('fts-rebuild');
+    expect(watchdog.currentPhase?.label).toBe('startup');
+    outer.end();
+    outer.end();
+    expect(watchdog.currentPhase).toBeNull();
+    await watchdog.stop();
+  });
+});

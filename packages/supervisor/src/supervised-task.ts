@@ -1,0 +1,173 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type SupervisorClock, type SupervisorLogger, stderrLogger, systemClock } from './clock.js';
+import {
+  MAX_SUPERVISED_RESTARTS,
+  messages,
+  SUPERVISED_BACKOFF_CAP_S,
+  SUPERVISED_HEALTHY_S,
+} from './constants.js';
+
+/**
+ * Runs a function in the async context that existed when this module was first evaluated — before
+ * any request, profile or delegated-child scope was entered — so a supervised watcher never inherits
+ * the spawner's `AsyncLocalStorage` stores (the home override among them).
+ */
+const runInRootContext = AsyncLocalStorage.snapshot();
+
+/** Seconds to wait before respawn number `attempt + 1`: 1, 2, 4, 8, 16, 32, 60, 60 … */
+export function supervisedBackoffS(attempt: number): number {
+  return Math.min(SUPERVISED_BACKOFF_CAP_S, 2 ** Math.min(Math.max(0, attempt), 6));
+}
+
+export type SupervisedFactory = (signal: AbortSignal) => Promise<void> | void;
+
+/**
+ * Where a lifetime stands: `running`; `restarting` (crashed, respawn pending); `returned` (clean
+ * return); `aborted`; `gave-up` (too many rapid crashes); `ended` (crashed with no respawn: restart
+ * off, or the owner stopped).
+ */
+export type SupervisedTaskState =
+  | 'running'
+  | 'restarting'
+  | 'returned'
+  | 'aborted'
+  | 'gave-up'
+  | 'ended';
+
+export interface SupervisedTask {
+  readonly name: string;
+  /** 0 for the first lifetime, then 1, 2 … within one chain of rapid restarts. */
+  readonly attempt: number;
+  /** Settles when this lifetime ends (never rejects). */
+  readonly finished: Promise<void>;
+  readonly done: boolean;
+  readonly state: SupervisedTaskState;
+  /** Cancels this lifetime: an aborted task is never restarted. */
+  abort(): void;
+}
+
+export interface SpawnSupervisedOptions {
+  readonly name: string;
+  /** Restart after a crash (default true). A clean return never restarts. */
+  readonly restart?: boolean;
+  /** Sees every new task, respawns included, synchronously at spawn. Errors are swallowed. */
+  readonly onSpawn?: (task: SupervisedTask) => void;
+  /** Called once when supervision abandons the task after too many rapid crashes. */
+  readonly onGiveUp?: (name: string) => void;
+  /** Whether the owner still runs; checked before every restart (default always). */
+  readonly isRunning?: () => boolean;
+  /** Aborting it cancels the running task and any pending restart. */
+  readonly signal?: AbortSignal;
+  readonly clock?: SupervisorClock;
+  /** Seconds of backoff before respawn `attempt + 1` (default {@link supervisedBackoffS}). */
+  readonly backoffS?: (attempt: number) => number;
+  readonly logger?: SupervisorLogger;
+  /** Background-task set: each live task is in it until it ends. */
+  readonly tasks?: Set<SupervisedTask>;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}(${JSON.stringify(error.message)})`;
+  return String(error);
+}
+
+/**
+ * Starts `factory` as a supervised task: a crash restarts it with backoff min(60, 2^n) s, up to 5
+ * rapid restarts (a run lasting 300 s resets the count); a clean return or an abort never
+ * restarts. `onSpawn` and `onGiveUp` are carried to every respawn.
+ */
+export function spawnSupervised(
+  factory: SupervisedFactory,
+  options: SpawnSupervisedOptions,
+): SupervisedTask {
+  return spawnAttempt(factory, options, 0);
+}
+
+function spawnAttempt(
+  factory: SupervisedFactory,
+  options: SpawnSupervisedOptions,
+  attempt: number,
+): SupervisedTask {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? stderrLogger;
+  const startedAt = clock.now();
+  const controller = new AbortController();
+  const onOwnerAbort = () => controller.abort();
+  options.signal?.addEventListener('abort', onOwnerAbort, { once: true });
+
+  let done = false;
+  let state: SupervisedTaskState = 'running';
+  let task: SupervisedTask;
+  const run = runInRootContext(
+    () => new Promise<void>((resolve) => resolve(factory(controller.signal))),
+  );
+  const finished = run
+    .then(
+      () => {
+        state = controller.signal.aborted ? 'aborted' : 'returned';
+      },
+      (error: unknown) => {
+        if (controller.signal.aborted) {
+          state = 'aborted';
+          return;
+        }
+        logger.error(messages.supervisedTaskDied(options.name, describeError(error)), error);
+        scheduleRestart();
+      },
+    )
+    .finally(() => {
+      done = true;
+      options.tasks?.delete(task);
+      options.signal?.removeEventListener('abort', onOwnerAbort);
+    });
+
+  const scheduleRestart = () => {
+    const isRunning = options.isRunning ?? (() => true);
+    if (options.restart === false || !isRunning() || options.signal?.aborted) {
+      state = 'ended';
+      return;
+    }
+    const healthy = clock.now() - startedAt >= SUPERVISED_HEALTHY_S * 1000;
+    const effective = healthy ? 0 : attempt;
+    if (effective >= MAX_SUPERVISED_RESTARTS) {
+      state = 'gave-up';
+      logger.error(messages.supervisedGaveUp(options.name, effective + 1, SUPERVISED_HEALTHY_S));
+      try {
+        options.onGiveUp?.(options.name);
+      } catch (error) {
+        logger.error(`on_give_up hook for ${options.name} failed: ${describeError(error)}`, error);
+      }
+      return;
+    }
+    state = 'restarting';
+    const backoffMs = (options.backoffS ?? supervisedBackoffS)(effective) * 1000;
+    // Kept alive by the promise chain itself; the timer is unref'd so it never holds the process.
+    void runInRootContext(() => clock.sleep(backoffMs, options.signal)).then(() => {
+      if (!isRunning() || options.signal?.aborted) {
+        state = 'ended';
+        return;
+      }
+      spawnAttempt(factory, options, effective + 1);
+    });
+  };
+
+  task = {
+    name: options.name,
+    attempt,
+    finished,
+    get done() {
+      return done;
+    },
+    get state() {
+      return state;
+    },
+    abort: () => controller.abort(),
+  };
+  options.tasks?.add(task);
+  try {
+    options.onSpawn?.(task);
+  } catch {
+    // An observer must not break supervision.
+  }
+  return task;
+}

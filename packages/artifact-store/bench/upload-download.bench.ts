@@ -2,16 +2,23 @@
  * Upload + one-shot download through the real HTTP routes on loopback, against a plain
  * `fs.writeFile` + `fs.readFile` of the same bytes measured in the same run.
  *
- * The three variants run interleaved (one sample of each per round) so that load from other
- * processes on a shared machine hits them alike; the figure reported is the median per variant.
- * The route path is timed with two clients in this same process: `node:http` (lean, so the
- * figure is mostly the server) and `fetch` (undici, what most callers use).
+ * All variants run interleaved (one sample of each per round) so that load from other processes
+ * on a shared machine hits them alike; the figure reported is the median per variant. The route
+ * path is timed with two clients in this same process: `node:http` on one kept-alive connection
+ * (lean, so the figure is mostly the server) and `fetch` (undici, what most callers use).
+ *
+ * Three more variants break the route figure down, each measured in the same rounds:
+ * - durable floor: what the store's guarantees cost without HTTP or the store's code — write,
+ *   fsync, rename, read back, and two SHA-256 passes (upload and re-verification);
+ * - store only: `storeStream()` from 64 KiB chunks plus `load()`, no HTTP;
+ * - HTTP only: the same client against a bare `node:http` server that discards the upload and
+ *   answers the download from memory, no store.
  *
  * Run: pnpm --filter @hermes/artifact-store bench
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { Agent, createServer, type IncomingMessage, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
@@ -19,6 +26,7 @@ import {
   ARTIFACT_FILENAME_HEADER,
   ARTIFACT_UPLOAD_PATH,
   ArtifactRateLimiter,
+  ArtifactStore,
   ArtifactStoreCache,
   type ArtifactWireReceipt,
   createArtifactRoutes,
@@ -42,7 +50,33 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/**
+ * Reads a response into one buffer of its declared length, as `readFile` does with the size it
+ * gets from `fstat`, so the client side of the route path costs what the baseline's read costs.
+ */
+function collectBody(response: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(response.headers['content-length'] ?? Number.NaN);
+    const chunks: Buffer[] = [];
+    const into = Number.isSafeInteger(declared) ? Buffer.allocUnsafe(declared) : null;
+    let received = 0;
+    response.on('data', (chunk: Buffer) => {
+      if (into !== null && received + chunk.byteLength <= into.byteLength) {
+        chunk.copy(into, received);
+      } else {
+        chunks.push(chunk);
+      }
+      received += chunk.byteLength;
+    });
+    response.on('end', () =>
+      resolve(into !== null && received === into.byteLength ? into : Buffer.concat(chunks)),
+    );
+    response.on('error', reject);
+  });
+}
+
 function httpCall(options: {
+  agent: Agent;
   port: number;
   method: string;
   path: string;
@@ -59,17 +93,16 @@ function httpCall(options: {
       {
         host: '127.0.0.1',
         port: options.port,
+        agent: options.agent,
         method: options.method,
         path: options.path,
         headers,
       },
       (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }),
+        collectBody(response).then(
+          (body) => resolve({ status: response.statusCode ?? 0, body }),
+          reject,
         );
-        response.on('error', reject);
       },
     );
     outgoing.on('error', reject);
@@ -93,12 +126,36 @@ async function main(): Promise<void> {
   const port = address.port;
   const baseUrl = `http://127.0.0.1:${port}`;
   const plainFile = path.join(home, 'plain.bin');
+  // One kept-alive connection, as a real client reuses, so connection setup is not measured.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  // The HTTP-only reference: same client, same bytes, no store behind it.
+  let servedBytes: Buffer = Buffer.alloc(0);
+  const bareServer = createServer((incoming, outgoing) => {
+    if (incoming.method === 'POST') {
+      incoming.resume();
+      incoming.on('end', () => {
+        outgoing.writeHead(201, { 'content-type': 'application/json' });
+        outgoing.end('{"download_path":"/bare"}');
+      });
+      return;
+    }
+    outgoing.writeHead(200, { 'content-length': servedBytes.byteLength });
+    outgoing.end(servedBytes);
+  });
+  await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
+  const bareAddress = bareServer.address();
+  if (bareAddress === null || typeof bareAddress === 'string') throw new Error('no TCP address');
+  const barePort = bareAddress.port;
+  const storeOnly = await ArtifactStore.open({ root: path.join(home, 'store-only') });
+  const benchScope = { principalId: 'principal:default:bench', transportFamily: 'local-api' };
 
   console.log('artifact upload + download through the routes vs fs.writeFile + fs.readFile');
-  console.log('(median ms per round trip; ratio = routes / plain; interleaved rounds)');
+  console.log('(median ms per round trip; ratio = variant / plain; interleaved rounds)');
   try {
     for (const benchCase of CASES) {
       const payload = randomBytes(benchCase.bytes);
+      servedBytes = payload;
       const expectLength = (length: number, what: string) => {
         if (length !== payload.byteLength) throw new Error(`${what}: ${length} bytes`);
       };
@@ -107,8 +164,51 @@ async function main(): Promise<void> {
         await writeFile(plainFile, payload);
         expectLength((await readFile(plainFile)).byteLength, 'plain read');
       };
+      const durableFloor = async () => {
+        const temp = `${plainFile}.tmp`;
+        createHash('sha256').update(payload).digest();
+        const handle = await open(temp, 'w', 0o600);
+        try {
+          await handle.writeFile(payload);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await rename(temp, plainFile);
+        const read = await readFile(plainFile);
+        createHash('sha256').update(read).digest();
+        expectLength(read.byteLength, 'durable read');
+      };
+      const storeWithoutHttp = async () => {
+        async function* chunks() {
+          for (let offset = 0; offset < payload.byteLength; offset += 64 * 1024) {
+            yield payload.subarray(offset, offset + 64 * 1024);
+          }
+        }
+        const receipt = await storeOnly.storeStream({
+          body: chunks(),
+          filename: 'bench.png',
+          contentType: 'image/png',
+          scope: benchScope,
+        });
+        const loaded = await storeOnly.load(receipt.artifactId, benchScope);
+        expectLength(loaded.data.byteLength, 'store-only load');
+      };
+      const httpWithoutStore = async () => {
+        const uploaded = await httpCall({
+          agent,
+          port: barePort,
+          method: 'POST',
+          path: '/bare',
+          body: payload,
+        });
+        if (uploaded.status !== 201) throw new Error(`bare upload answered ${uploaded.status}`);
+        const downloaded = await httpCall({ agent, port: barePort, method: 'GET', path: '/bare' });
+        expectLength(downloaded.body.byteLength, 'bare download');
+      };
       const viaNodeHttp = async () => {
         const uploaded = await httpCall({
+          agent,
           port,
           method: 'POST',
           path: ARTIFACT_UPLOAD_PATH,
@@ -116,7 +216,12 @@ async function main(): Promise<void> {
         });
         if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}`);
         const receipt = JSON.parse(uploaded.body.toString('utf8')) as ArtifactWireReceipt;
-        const downloaded = await httpCall({ port, method: 'GET', path: receipt.download_path! });
+        const downloaded = await httpCall({
+          agent,
+          port,
+          method: 'GET',
+          path: receipt.download_path!,
+        });
         if (downloaded.status !== 200) throw new Error(`download answered ${downloaded.status}`);
         expectLength(downloaded.body.byteLength, 'download');
       };
@@ -132,33 +237,35 @@ async function main(): Promise<void> {
         expectLength((await downloaded.arrayBuffer()).byteLength, 'download');
       };
 
-      const variants = { plain, viaNodeHttp, viaFetch };
-      const samples: Record<keyof typeof variants, number[]> = {
-        plain: [],
-        viaNodeHttp: [],
-        viaFetch: [],
+      const variants = {
+        plain,
+        'durable floor': durableFloor,
+        'store only': storeWithoutHttp,
+        'HTTP only': httpWithoutStore,
+        'routes (node:http)': viaNodeHttp,
+        'routes (fetch)': viaFetch,
       };
+      const samples = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
       for (let round = 0; round < WARMUP_ROUNDS + benchCase.rounds; round += 1) {
-        for (const [name, run] of Object.entries(variants) as Array<
-          [keyof typeof variants, () => Promise<void>]
-        >) {
+        for (const [name, run] of Object.entries(variants)) {
           const started = performance.now();
           await run();
-          if (round >= WARMUP_ROUNDS) samples[name].push(performance.now() - started);
+          if (round >= WARMUP_ROUNDS) samples.get(name)?.push(performance.now() - started);
         }
       }
-      const plainMedian = median(samples.plain);
-      const nodeHttpMedian = median(samples.viaNodeHttp);
-      const fetchMedian = median(samples.viaFetch);
-      console.log(
-        `${benchCase.label.padEnd(6)} plain ${plainMedian.toFixed(1).padStart(6)} ms | ` +
-          `routes (node:http) ${nodeHttpMedian.toFixed(1).padStart(6)} ms = ${(nodeHttpMedian / plainMedian).toFixed(2)}x | ` +
-          `routes (fetch) ${fetchMedian.toFixed(1).padStart(6)} ms = ${(fetchMedian / plainMedian).toFixed(2)}x ` +
-          `(n=${benchCase.rounds})`,
-      );
+      const plainMedian = median(samples.get('plain') ?? []);
+      console.log(`${benchCase.label} (n=${benchCase.rounds})`);
+      for (const [name, values] of samples) {
+        const value = median(values);
+        console.log(
+          `  ${name.padEnd(20)} ${value.toFixed(1).padStart(7)} ms  ${(value / plainMedian).toFixed(2).padStart(6)}x`,
+        );
+      }
     }
   } finally {
+    agent.destroy();
     server.close();
+    bareServer.close();
     await rm(home, { recursive: true, force: true });
   }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
@@ -174,6 +174,120 @@ describe('ArtifactStore.store', () => {
   });
 });
 
+/** A chunked source that records how much of it was pulled and whether it was left early. */
+function chunkSource(chunks: readonly Uint8Array[], options: { failAfter?: number } = {}) {
+  const state = { pulledChunks: 0, leftEarly: false };
+  async function* generate(): AsyncGenerator<Uint8Array, void, undefined> {
+    let finished = false;
+    try {
+      for (const chunk of chunks) {
+        if (options.failAfter !== undefined && state.pulledChunks >= options.failAfter) {
+          throw new Error('the sender went away');
+        }
+        state.pulledChunks += 1;
+        yield chunk;
+      }
+      finished = true;
+    } finally {
+      if (!finished) state.leftEarly = true;
+    }
+  }
+  return { body: generate(), state };
+}
+
+function streamSample(
+  store: ArtifactStore,
+  body: AsyncIterable<Uint8Array>,
+  extra: { contentType?: string; declaredBytes?: number } = {},
+) {
+  return store.storeStream({
+    body,
+    filename: 'streamed.png',
+    contentType: extra.contentType ?? 'image/png',
+    scope,
+    ...(extra.declaredBytes === undefined ? {} : { declaredBytes: extra.declaredBytes }),
+  });
+}
+
+describe('ArtifactStore.storeStream', () => {
+  it('hashes and writes a chunked payload, then loads exactly those bytes once', async () => {
+    const { store, root } = await openStore();
+    const chunks = Array.from({ length: 64 }, (_, index) => randomBytes(16 * 1024 + index));
+    const whole = Buffer.concat(chunks);
+    const receipt = await streamSample(store, chunkSource(chunks).body);
+    expect(receipt).toMatchObject({ sizeBytes: whole.byteLength, sha256: sha256(whole) });
+    expect(await readdir(root)).toEqual([receipt.artifactId]);
+    expect((await stat(path.join(root, receipt.artifactId))).mode & 0o777).toBe(0o600);
+    expect((await store.load(receipt.artifactId, scope)).data.equals(whole)).toBe(true);
+    await expect(store.load(receipt.artifactId, scope)).rejects.toBeInstanceOf(ArtifactNotFound);
+  });
+
+  it('accepts a payload of exactly the limit', async () => {
+    const { store } = await openStore({ maxBytes: 10 });
+    const receipt = await streamSample(store, chunkSource([Buffer.alloc(6), Buffer.alloc(4)]).body);
+    expect(receipt.sizeBytes).toBe(10);
+  });
+
+  it('stops at the chunk that passes the limit and leaves neither file nor receipt', async () => {
+    const { store, root } = await openStore({ maxBytes: 10 });
+    const source = chunkSource(Array.from({ length: 100 }, () => Buffer.alloc(4)));
+    await expect(streamSample(store, source.body)).rejects.toBeInstanceOf(ArtifactTooLarge);
+    expect(source.state.pulledChunks).toBe(3);
+    expect(source.state.leftEarly).toBe(true);
+    expect(await readdir(root)).toEqual([]);
+    expect(store.count()).toBe(0);
+  });
+
+  it('checks the declared size, then the type, before reading or touching the disk', async () => {
+    const { store, root } = await openStore({ maxBytes: 10 });
+    const oversize = chunkSource([Buffer.alloc(4)]);
+    await expect(
+      streamSample(store, oversize.body, { declaredBytes: 11, contentType: 'text/html' }),
+    ).rejects.toBeInstanceOf(ArtifactTooLarge);
+    const refused = chunkSource([Buffer.alloc(4)]);
+    await expect(
+      streamSample(store, refused.body, { contentType: 'text/html' }),
+    ).rejects.toBeInstanceOf(ArtifactMimeRejected);
+    expect(oversize.state.pulledChunks + refused.state.pulledChunks).toBe(0);
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('removes the temp file and rethrows when the source fails midway', async () => {
+    const { store, root } = await openStore();
+    const source = chunkSource([Buffer.alloc(1024), Buffer.alloc(1024), Buffer.alloc(1024)], {
+      failAfter: 2,
+    });
+    await expect(streamSample(store, source.body)).rejects.toThrow('the sender went away');
+    expect(await readdir(root)).toEqual([]);
+    expect(store.count()).toBe(0);
+  });
+
+  it('keeps the event loop turning while it streams a large payload in', async () => {
+    const { store } = await openStore();
+    let turns = 0;
+    let running = true;
+    const spin = () => {
+      turns += 1;
+      if (running) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const chunks = Array.from({ length: 64 }, () => Buffer.alloc(64 * 1024, 5));
+    const receipt = await streamSample(store, chunkSource(chunks).body);
+    running = false;
+    expect(receipt.sizeBytes).toBe(4 * 1024 * 1024);
+    expect(turns).toBeGreaterThanOrEqual(2);
+  });
+
+  it('fails without a receipt or leftover when the write fails', async () => {
+    const { store, root } = await openStore();
+    await rm(root, { recursive: true });
+    await expect(streamSample(store, chunkSource([bytes]).body)).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+    expect(store.count()).toBe(0);
+  });
+});
+
 describe('ArtifactStore.validate and load', () => {
   it('validates without consuming, then loads once with the verified bytes', async () => {
     const { store, root } = await openStore();
@@ -239,6 +353,22 @@ describe('ArtifactStore.validate and load', () => {
 
     await writeFile(filePath, bytes);
     expect((await store.load(receipt.artifactId, scope)).data.equals(bytes)).toBe(true);
+  });
+
+  it('refuses a file that changed size without consuming the artifact', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+    const filePath = path.join(root, receipt.artifactId);
+    await writeFile(filePath, Buffer.concat([bytes, Buffer.from('+appended')]));
+    await expect(store.load(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactChecksumMismatch,
+    );
+    await writeFile(filePath, bytes.subarray(1));
+    await expect(store.load(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactChecksumMismatch,
+    );
+    expect(store.count()).toBe(1);
+    expect(store.validate(receipt.artifactId, scope).artifactId).toBe(receipt.artifactId);
   });
 
   it('reports a receipt whose file vanished as gone and drops it', async () => {

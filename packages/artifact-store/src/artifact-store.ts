@@ -1,4 +1,4 @@
-import { timingSafeEqual, webcrypto } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { access, type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isArtifactId, mintArtifactId } from './artifact-id.js';
@@ -19,9 +19,12 @@ import {
   ArtifactTooLarge,
   ArtifactTraversal,
 } from './errors.js';
+import { FileAppender } from './file-appender.js';
 import { sanitizeArtifactFilename } from './filename.js';
+import { readFileHashed } from './read-file-hashed.js';
 import type { ArtifactReceipt } from './receipt.js';
 import { type ArtifactScope, artifactScopeKey } from './scope-key.js';
+import { sha256HexInSlices } from './sha256-hex.js';
 
 export interface ArtifactStoreOptions {
   /** Folder the artifacts live in; created (0700) if missing. */
@@ -40,6 +43,21 @@ export interface ArtifactStoreOptions {
 
 export interface StoreArtifactInput {
   readonly data: Uint8Array;
+  /** Display name; sanitised, never used as a path. */
+  readonly filename: string;
+  /** A `Content-Type` value; parameters are stripped before the allowlist check. */
+  readonly contentType: string;
+  readonly scope: ArtifactScope;
+}
+
+export interface StoreArtifactStreamInput {
+  /**
+   * The payload as it arrives, e.g. a request body. It is read at most until it passes
+   * `maxBytes`, and left early (which cancels a web stream or generator) on any failure.
+   */
+  readonly body: AsyncIterable<Uint8Array>;
+  /** The size the sender announced (`Content-Length`), checked before anything is read. */
+  readonly declaredBytes?: number;
   /** Display name; sanitised, never used as a path. */
   readonly filename: string;
   /** A `Content-Type` value; parameters are stripped before the allowlist check. */
@@ -70,14 +88,6 @@ function isNotFoundError(error: unknown): boolean {
   );
 }
 
-/**
- * Hashes on the libuv thread pool (WebCrypto digest is an async job in Node), so a 10 MiB
- * artifact does not hold the event loop for the milliseconds a synchronous hash would.
- */
-async function sha256Hex(data: Uint8Array): Promise<string> {
-  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex');
-}
-
 function sameHex(left: string, right: string): boolean {
   const leftBytes = Buffer.from(left, 'utf8');
   const rightBytes = Buffer.from(right, 'utf8');
@@ -102,28 +112,6 @@ async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
   while (offset < data.byteLength) {
     const { bytesWritten } = await handle.write(data, offset, data.byteLength - offset, offset);
     offset += bytesWritten;
-  }
-}
-
-/**
- * Reads a file whose size the receipt records, in as few reads as the kernel allows. A file
- * of any other size is read whole anyway, so the checksum (not the size) decides its fate.
- */
-async function readExactly(filePath: string, expectedBytes: number): Promise<Buffer<ArrayBuffer>> {
-  const handle = await open(filePath, 'r');
-  try {
-    const { size } = await handle.stat();
-    if (size !== expectedBytes) return await handle.readFile();
-    const buffer = Buffer.allocUnsafe(size) as Buffer<ArrayBuffer>;
-    let offset = 0;
-    while (offset < size) {
-      const { bytesRead } = await handle.read(buffer, offset, size - offset, offset);
-      if (bytesRead === 0) return buffer.subarray(0, offset) as Buffer<ArrayBuffer>;
-      offset += bytesRead;
-    }
-    return buffer;
-  } finally {
-    await handle.close();
   }
 }
 
@@ -194,51 +182,50 @@ export class ArtifactStore {
     if (data.byteLength > this.maxBytes) {
       throw new ArtifactTooLarge({ sizeBytes: data.byteLength, maxBytes: this.maxBytes });
     }
-    const contentType = normalizeContentType(input.contentType);
-    if (!this.allowedContentTypes.has(contentType)) {
-      throw new ArtifactMimeRejected({ contentType });
-    }
+    const contentType = this.#admitContentType(input.contentType);
     const scopeKey = artifactScopeKey(input.scope);
     const filename = sanitizeArtifactFilename(input.filename);
-    const sha256 = await sha256Hex(data);
-
-    const artifactId = await this.#reserveId();
-    const filePath = this.#pathFor(artifactId);
-    const tempPath = `${filePath}${ARTIFACT_TEMP_SUFFIX}`;
-    try {
-      const handle = await open(tempPath, 'wx', 0o600);
-      try {
-        await writeAll(handle, data);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(tempPath, filePath);
-    } catch (error) {
-      this.#reserved.delete(artifactId);
-      await removeQuietly(tempPath);
-      throw error;
-    }
-
-    const wallSeconds = this.#wallNow() / 1000;
-    const receipt: ArtifactReceipt = {
-      artifactId,
-      sha256,
-      sizeBytes: data.byteLength,
-      contentType,
-      filename,
-      createdAt: wallSeconds,
-      expiresAt: wallSeconds + this.ttlSeconds,
-      ttlSeconds: this.ttlSeconds,
-      scopeKey,
-    };
-    this.#reserved.delete(artifactId);
-    this.#entries.set(artifactId, {
-      receipt,
-      deadline: this.#now() + this.ttlSeconds * 1000,
-      filePath,
+    const sha256 = await sha256HexInSlices(data);
+    return this.#persist({ contentType, scopeKey, filename }, async (handle) => {
+      await writeAll(handle, data);
+      return { sha256, sizeBytes: data.byteLength };
     });
-    return receipt;
+  }
+
+  /**
+   * Persists a payload as it streams in, with the same guarantees as `store()`: the declared size
+   * and then the type are checked before the disk is touched; the bytes are hashed and written to
+   * the temp file chunk by chunk (never gathered into one buffer), fsynced and renamed into place
+   * before the receipt becomes visible. Reading stops at the chunk that passes `maxBytes`
+   * (`ArtifactTooLarge`); on any failure the temp file is removed and the error rethrown.
+   */
+  async storeStream(input: StoreArtifactStreamInput): Promise<ArtifactReceipt> {
+    if (input.declaredBytes !== undefined && input.declaredBytes > this.maxBytes) {
+      throw new ArtifactTooLarge({ sizeBytes: input.declaredBytes, maxBytes: this.maxBytes });
+    }
+    const contentType = this.#admitContentType(input.contentType);
+    const scopeKey = artifactScopeKey(input.scope);
+    const filename = sanitizeArtifactFilename(input.filename);
+    return this.#persist({ contentType, scopeKey, filename }, async (handle) => {
+      const hash = createHash('sha256');
+      const appender = new FileAppender(handle);
+      let sizeBytes = 0;
+      try {
+        for await (const chunk of input.body) {
+          sizeBytes += chunk.byteLength;
+          if (sizeBytes > this.maxBytes) {
+            throw new ArtifactTooLarge({ sizeBytes, maxBytes: this.maxBytes });
+          }
+          hash.update(chunk);
+          await appender.append(chunk);
+        }
+        await appender.flush();
+      } finally {
+        // The handle is closed next: no write may still be running against it.
+        await appender.settle();
+      }
+      return { sha256: hash.digest('hex'), sizeBytes };
+    });
   }
 
   /**
@@ -250,20 +237,23 @@ export class ArtifactStore {
   }
 
   /**
-   * Returns the bytes and consumes the artifact (one-shot). A checksum mismatch does not consume;
-   * of concurrent loads of one id exactly one succeeds and the others get `ArtifactNotFound`.
+   * Returns the bytes and consumes the artifact (one-shot). The file is read once into one
+   * buffer and hashed on the way in; the bytes returned are exactly the bytes verified. A
+   * checksum mismatch does not consume; of concurrent loads of one id exactly one succeeds and
+   * the others get `ArtifactNotFound`.
    */
   async load(artifactId: string, scope: ArtifactScope): Promise<LoadedArtifact> {
     const entry = this.#check(artifactId, scope);
-    let data: Buffer<ArrayBuffer>;
+    let read: Awaited<ReturnType<typeof readFileHashed>>;
     try {
-      data = await readExactly(entry.filePath, entry.receipt.sizeBytes);
+      read = await readFileHashed(entry.filePath, entry.receipt.sizeBytes);
     } catch (error) {
       if (!isNotFoundError(error)) throw error;
       if (this.#entries.get(artifactId) === entry) this.#entries.delete(artifactId);
       throw new ArtifactNotFound({ artifactId, reason: 'gone' });
     }
-    if (!sameHex(await sha256Hex(data), entry.receipt.sha256)) {
+    // A file of another size cannot match the recorded digest; it is a mismatch like any other.
+    if (read === null || !sameHex(read.sha256, entry.receipt.sha256)) {
       throw new ArtifactChecksumMismatch({ artifactId });
     }
     // The entry goes first, synchronously after the read: a concurrent load that resumes later
@@ -273,7 +263,7 @@ export class ArtifactStore {
     }
     this.#entries.delete(artifactId);
     await removeQuietly(entry.filePath);
-    return { data, receipt: entry.receipt };
+    return { data: read.data, receipt: entry.receipt };
   }
 
   /**
@@ -303,6 +293,64 @@ export class ArtifactStore {
       }
     }
     return expiredFiles.length;
+  }
+
+  /** The normalised type, or `ArtifactMimeRejected` when it is not on the allowlist. */
+  #admitContentType(rawContentType: string): string {
+    const contentType = normalizeContentType(rawContentType);
+    if (!this.allowedContentTypes.has(contentType)) {
+      throw new ArtifactMimeRejected({ contentType });
+    }
+    return contentType;
+  }
+
+  /**
+   * Reserves an id, lets `write` fill `<id>.tmp` (0600), fsyncs, renames it into place and only
+   * then records the receipt. On any failure the reservation and the temp file are dropped and
+   * the error is rethrown, so a failed write leaves neither an entry nor a file.
+   */
+  async #persist(
+    details: { contentType: string; scopeKey: string; filename: string },
+    write: (handle: FileHandle) => Promise<{ sha256: string; sizeBytes: number }>,
+  ): Promise<ArtifactReceipt> {
+    const artifactId = await this.#reserveId();
+    const filePath = this.#pathFor(artifactId);
+    const tempPath = `${filePath}${ARTIFACT_TEMP_SUFFIX}`;
+    let written: { sha256: string; sizeBytes: number };
+    try {
+      const handle = await open(tempPath, 'wx', 0o600);
+      try {
+        written = await write(handle);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tempPath, filePath);
+    } catch (error) {
+      this.#reserved.delete(artifactId);
+      await removeQuietly(tempPath);
+      throw error;
+    }
+
+    const wallSeconds = this.#wallNow() / 1000;
+    const receipt: ArtifactReceipt = {
+      artifactId,
+      sha256: written.sha256,
+      sizeBytes: written.sizeBytes,
+      contentType: details.contentType,
+      filename: details.filename,
+      createdAt: wallSeconds,
+      expiresAt: wallSeconds + this.ttlSeconds,
+      ttlSeconds: this.ttlSeconds,
+      scopeKey: details.scopeKey,
+    };
+    this.#reserved.delete(artifactId);
+    this.#entries.set(artifactId, {
+      receipt,
+      deadline: this.#now() + this.ttlSeconds * 1000,
+      filePath,
+    });
+    return receipt;
   }
 
   #check(artifactId: string, scope: ArtifactScope): Entry {

@@ -4,6 +4,7 @@ export {
   type ArtifactStoreOptions,
   type LoadedArtifact,
   type StoreArtifactInput,
+  type StoreArtifactStreamInput,
 } from './artifact-store.js';
 export * from './constants.js';
 export { normalizeContentType } from './content-type.js';

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { type HttpBindings, serve } from '@hono/node-server';
 import type { Context } from 'hono';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ARTIFACT_FILENAME_HEADER,
   ARTIFACT_SHA256_HEADER,
@@ -59,7 +61,8 @@ async function startServer(maxBytes?: number) {
 describe('artifact routes over a real listening server', () => {
   it('round-trips an upload and a one-shot download over loopback as local-api', async () => {
     const { baseUrl, stores } = await startServer();
-    const payload = Buffer.alloc(256 * 1024, 42);
+    // Several megabytes, so the body reaches the server in many chunks and is streamed to disk.
+    const payload = randomBytes(3 * 1024 * 1024 + 17);
     const uploaded = await fetch(`${baseUrl}${ARTIFACT_UPLOAD_PATH}`, {
       method: 'POST',
       headers: {
@@ -159,5 +162,36 @@ describe('artifact routes over a real listening server', () => {
     expect(JSON.parse(outcome.body)).toMatchObject({ error: { code: 'artifact_too_large' } });
     expect(sentBytes).toBeLessThan(256 * 1024 * 1024);
     expect((await stores.get('default')).count()).toBe(0);
+  });
+
+  it('leaves no temp file and no receipt when the client aborts mid-upload', async () => {
+    const { port, stores } = await startServer();
+    const store = await stores.get('default');
+    const request = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: ARTIFACT_UPLOAD_PATH,
+      headers: {
+        authorization: 'Bearer test-key',
+        'content-type': 'image/png',
+        'content-length': 4 * 1024 * 1024,
+        [ARTIFACT_FILENAME_HEADER]: 'partial.png',
+      },
+    });
+    request.on('error', () => {});
+    request.write(Buffer.alloc(256 * 1024, 3));
+    // The server is streaming into its temp file once that file exists; then the client leaves.
+    await vi.waitFor(
+      async () =>
+        expect((await readdir(store.root)).some((name) => name.endsWith('.tmp'))).toBe(true),
+      { timeout: 10_000, interval: 20 },
+    );
+    request.destroy();
+    await vi.waitFor(async () => expect(await readdir(store.root)).toEqual([]), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    expect(store.count()).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
@@ -146,6 +146,46 @@ describe('artifact routes: upload', () => {
       expect(response.status).toBe(415);
       expect((await errorOf(response)).code).toBe('artifact_mime_rejected');
     }
+  });
+
+  it('keeps the size verdict ahead of the type verdict for a streamed body', async () => {
+    const { upload, home } = await harness({ storeOptions: { maxBytes: 1024 } });
+    const streamOf = (chunkCount: number) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let index = 0; index < chunkCount; index += 1) {
+            controller.enqueue(new Uint8Array(512));
+          }
+          controller.close();
+        },
+      });
+    const oversize = await upload({ body: streamOf(3), contentType: 'text/html' });
+    expect(oversize.status).toBe(413);
+    const small = await upload({ body: streamOf(2), contentType: 'text/html' });
+    expect(small.status).toBe(415);
+    expect((await errorOf(small)).code).toBe('artifact_mime_rejected');
+    expect(await readdir(path.join(home, 'default', 'artifacts', 'browser-control'))).toEqual([]);
+  });
+
+  it('stores a body streamed in many chunks and serves back the same bytes', async () => {
+    const { upload, download } = await harness();
+    const chunks = Array.from({ length: 50 }, (_, index) => randomBytes(4096 + index));
+    const whole = Buffer.concat(chunks);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const response = await upload({ body });
+    expect(response.status).toBe(201);
+    const receipt = (await response.json()) as ArtifactWireReceipt;
+    expect(receipt).toMatchObject({
+      size_bytes: whole.byteLength,
+      sha256: createHash('sha256').update(whole).digest('hex'),
+    });
+    const downloaded = await download(receipt.artifact_id);
+    expect(Buffer.from(await downloaded.arrayBuffer()).equals(whole)).toBe(true);
   });
 
   it('answers 400 without an X-Artifact-Filename header or with a blank one', async () => {

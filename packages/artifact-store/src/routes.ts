@@ -1,7 +1,9 @@
+import { Readable } from 'node:stream';
 import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import * as v from 'valibot';
 import type { ArtifactStore } from './artifact-store.js';
+import { exceedsCap, nonEmptyBodyChunks } from './body-chunks.js';
 import {
   ARTIFACT_DOWNLOAD_PATH_PREFIX,
   ARTIFACT_FILENAME_HEADER,
@@ -13,7 +15,6 @@ import {
 } from './constants.js';
 import { ArtifactError, ArtifactTraversal } from './errors.js';
 import { ArtifactRateLimiter } from './rate-limiter.js';
-import { readCappedBody } from './read-capped-body.js';
 import { toWireReceipt } from './receipt.js';
 
 /** The `error.code` values the artifact routes answer with (besides the authenticator's own). */
@@ -117,6 +118,33 @@ function mountPrefix(requestPath: string): string {
   return requestPath.endsWith(ARTIFACT_UPLOAD_PATH)
     ? requestPath.slice(0, -ARTIFACT_UPLOAD_PATH.length)
     : '';
+}
+
+/**
+ * The request body straight from Node, when @hono/node-server serves the request (its
+ * `HttpBindings` put the Node request at `context.env.incoming`) and nobody has started reading
+ * it: reading it directly skips the web-stream adapter, which copies every chunk on the way.
+ * Anything else (another runtime, `app.request` in tests, a body already being read or decoded
+ * as text) gets `null` and the caller uses the web body.
+ *
+ * Leaving it early does not destroy it: the server drains or closes an unread rest after the
+ * answer is sent, as it does for any body a handler did not read.
+ */
+function unreadNodeRequestBody(context: Context): AsyncIterable<Uint8Array> | null {
+  const environment: unknown = context.env;
+  if (typeof environment !== 'object' || environment === null) return null;
+  const incoming = (environment as { incoming?: unknown }).incoming;
+  if (!(incoming instanceof Readable)) return null;
+  if (
+    incoming.readableDidRead ||
+    incoming.readableObjectMode ||
+    incoming.readableEncoding !== null ||
+    incoming.listenerCount('data') > 0 ||
+    incoming.listenerCount('readable') > 0
+  ) {
+    return null;
+  }
+  return { [Symbol.asyncIterator]: () => incoming.iterator({ destroyOnReturn: false }) };
 }
 
 type Admission =
@@ -233,9 +261,9 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
     const declaredLength = v.safeParse(ContentLengthSchema, context.req.header('content-length'));
     if (declaredLength.success && declaredLength.output > store.maxBytes) return tooLarge();
 
-    const body = await readCappedBody(context.req.raw.body, store.maxBytes);
-    if (body.exceeded) return tooLarge();
-    if (body.data.byteLength === 0) {
+    // The first chunk decides emptiness before anything touches the disk.
+    const body = await nonEmptyBodyChunks(unreadNodeRequestBody(context) ?? context.req.raw.body);
+    if (body === null) {
       return errorResponse(context, {
         status: 400,
         code: 'artifact_rejected',
@@ -245,8 +273,11 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
 
     try {
       // Awaited, never fire-and-forget: 201 means the bytes are fsynced and renamed into place.
-      const receipt = await store.store({
-        data: body.data,
+      // The body streams through the hash into the temp file; reading stops at the chunk that
+      // passes maxBytes.
+      const receipt = await store.storeStream({
+        body,
+        ...(declaredLength.success ? { declaredBytes: declaredLength.output } : {}),
         filename: filename.output,
         contentType: context.req.header('content-type') ?? '',
         scope: {
@@ -265,6 +296,9 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
         return tooLarge();
       }
       if (ArtifactError.isInstance(error) && error.code === 'artifact_mime_rejected') {
+        // The type is refused before the body is read. The size verdict still comes first (as
+        // when the body was read before the type check), so count the rest, capped, then decide.
+        if (await exceedsCap(body, store.maxBytes)) return tooLarge();
         return errorResponse(context, {
           status: 415,
           code: 'artifact_mime_rejected',

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, rename, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import {
   SOCKET_POINTER_FILE_NAME,
 } from './constants.js';
 import { identifyGateway, queryControlSocket, queryGatewayStatus } from './control-client.js';
+import type { RejectedSocket } from './socket-path.js';
 
 /** A private socket in `home` whose server answers every connection with `respond`. */
 async function misbehavingServer(home: string, respond: (socket: net.Socket) => void) {
@@ -43,6 +45,20 @@ describe('queryControlSocket', () => {
     expect(await queryControlSocket(home.path, 'identify', { timeoutMs: 5000 })).toBeNull();
     expect(await identifyGateway(home.path)).toBeNull();
     expect(performance.now() - started).toBeLessThan(2500);
+  });
+
+  it('refuses a home that is not an absolute path instead of resolving it against the cwd', async () => {
+    const home = await tempHome();
+    await misbehavingServer(
+      home.path,
+      replyWith('{"ok":true,"protocol":1,"result":{"pid":1},"id":1}\n'),
+    );
+    // The absolute home answers, so the relative spelling of the same folder would too.
+    expect(await queryControlSocket(home.path, 'identify')).toEqual({ pid: 1 });
+    const relativeHome = path.relative(process.cwd(), home.path);
+    expect(path.isAbsolute(relativeHome)).toBe(false);
+    expect(await queryControlSocket(relativeHome, 'identify')).toBeNull();
+    expect(await queryControlSocket('', 'identify')).toBeNull();
   });
 
   it('returns null quickly for a socket file left by a crashed gateway', async () => {
@@ -89,6 +105,19 @@ describe('queryControlSocket', () => {
     }
   });
 
+  it('reassembles a reply that arrives in pieces, even one split inside a character', async () => {
+    const home = await tempHome();
+    const line = Buffer.from('{"ok":true,"protocol":1,"result":{"name":"Zoë"}}\n');
+    const split = line.indexOf('ë') + 1;
+    await misbehavingServer(home.path, (socket) =>
+      socket.once('data', () => {
+        socket.write(line.subarray(0, split));
+        setTimeout(() => socket.end(line.subarray(split)), 20);
+      }),
+    );
+    expect(await queryControlSocket(home.path, 'identify')).toEqual({ name: 'Zoë' });
+  });
+
   it('returns null for a reply longer than 512 KiB instead of buffering it', async () => {
     const home = await tempHome();
     const blob = 'x'.repeat(MAX_RESPONSE_LINE_BYTES + 10);
@@ -110,7 +139,7 @@ describe('queryControlSocket', () => {
     expect(await queryGatewayStatus(home.path)).toBeNull();
   });
 
-  it('never accepts an answer from, nor sends a payload to, a socket that group or others may use', async () => {
+  it('never connects to a socket that group or others may use, so no payload reaches it', async () => {
     const home = await tempHome();
     let receivedBytes = 0;
     let connections = 0;
@@ -122,15 +151,54 @@ describe('queryControlSocket', () => {
       });
     });
     await chmod(socketPath, 0o666);
-    expect(await queryControlSocket(home.path, 'identify')).toBeNull();
+    const rejected: RejectedSocket[] = [];
+    const onRejected = (item: RejectedSocket) => rejected.push(item);
+    expect(await queryControlSocket(home.path, 'identify', { onRejected })).toBeNull();
+    expect(
+      await queryControlSocket(home.path, 'send', { payload: { text: 'secret' }, onRejected }),
+    ).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    receivedBytes = 0;
-    expect(await queryControlSocket(home.path, 'send', { payload: { text: 'secret' } })).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(connections).toBe(0);
     expect(receivedBytes).toBe(0);
+    expect(rejected.map((item) => item.reason)).toEqual([
+      `Ignoring control socket ${socketPath}: mode 666 allows group/other access`,
+      `Ignoring control socket ${socketPath}: mode 666 allows group/other access`,
+    ]);
     await chmod(socketPath, 0o600);
     expect(await queryControlSocket(home.path, 'identify')).toEqual({ pid: 1 });
-    expect(connections).toBeGreaterThanOrEqual(2);
+    expect(connections).toBe(1);
+  });
+
+  it('falls through an untrusted direct socket to the pointer file and checks its target too', async () => {
+    const home = await tempHome();
+    const elsewhere = await tempHome();
+    const direct = await misbehavingServer(
+      home.path,
+      replyWith('{"ok":true,"protocol":1,"result":{"from":"direct"}}\n'),
+    );
+    await chmod(direct, 0o660);
+    const target = await misbehavingServer(
+      elsewhere.path,
+      replyWith('{"ok":true,"protocol":1,"result":{"from":"pointer"}}\n'),
+    );
+    await writeFile(path.join(home.path, SOCKET_POINTER_FILE_NAME), `${target}\n`);
+    expect(await queryControlSocket(home.path, 'identify')).toEqual({ from: 'pointer' });
+    await chmod(target, 0o606);
+    expect(await queryControlSocket(home.path, 'identify')).toBeNull();
+  });
+
+  it('keeps its deadline while the pointer file cannot be read', async () => {
+    const home = await tempHome();
+    // Reading a FIFO that no one writes blocks, as a read on a stalled file system would.
+    const pointer = path.join(home.path, SOCKET_POINTER_FILE_NAME);
+    execFileSync('mkfifo', [pointer]);
+    // Opening the write end releases the thread-pool thread still blocked on the read.
+    onTestFinished(() => writeFile(pointer, ''));
+    const started = performance.now();
+    expect(await queryControlSocket(home.path, 'identify', { timeoutMs: 200 })).toBeNull();
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(150);
+    expect(elapsed).toBeLessThan(3000);
   });
 
   it('never throws, whatever the home', async () => {

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import path from 'node:path';
 import * as v from 'valibot';
 import {
   CONTROL_PROTOCOL_VERSION,
@@ -35,15 +36,10 @@ export interface QueryOptions extends ClientSocketPathOptions {
 type Exchange = { kind: 'reply'; line: string } | { kind: 'failed' } | { kind: 'pipe_busy' };
 
 /**
- * One connection: connect, send, read one line. When `sendGate` is given, the request is sent
- * only once it resolves true, so a request carrying a payload never reaches an untrusted peer.
+ * One connection: connect, send, read one line. Its own timer enforces `deadline`, so once the
+ * target is known nothing else has to race it.
  */
-function exchangeOnce(
-  target: string,
-  request: string,
-  deadline: number,
-  sendGate: Promise<boolean> | null = null,
-): Promise<Exchange> {
+function exchangeOnce(target: string, request: string, deadline: number): Promise<Exchange> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -61,22 +57,17 @@ function exchangeOnce(
       Math.max(0, deadline - performance.now()),
     );
     timer.unref();
-    socket.once('connect', () => {
-      if (sendGate === null) {
-        socket.write(request);
-        return;
-      }
-      void sendGate.then((ok) => {
-        if (!ok) finish({ kind: 'failed' });
-        else if (!settled) socket.write(request);
-      });
-    });
+    socket.once('connect', () => socket.write(request));
     socket.on('data', (chunk: Buffer) => {
       const newline = chunk.indexOf(10);
-      const part = newline === -1 ? chunk : chunk.subarray(0, newline);
-      size += part.byteLength;
+      const partSize = newline === -1 ? chunk.byteLength : newline;
+      size += partSize;
       if (size > MAX_RESPONSE_LINE_BYTES) return finish({ kind: 'failed' });
-      chunks.push(part);
+      // The usual reply arrives in one chunk: decode it in place instead of copying it first.
+      if (newline !== -1 && chunks.length === 0) {
+        return finish({ kind: 'reply', line: chunk.toString('utf8', 0, newline) });
+      }
+      chunks.push(newline === -1 ? chunk : chunk.subarray(0, newline));
       if (newline !== -1) finish({ kind: 'reply', line: Buffer.concat(chunks).toString('utf8') });
     });
     socket.once('end', () => {
@@ -97,76 +88,86 @@ function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds).unref());
 }
 
+/** Resolves `null` at `deadline` unless `work` settles first. */
+async function beforeDeadline<T>(work: Promise<T | null>, deadline: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, deadline - performance.now()));
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The `result` object of a well-formed `ok: true` reply line, else `null`. */
+function resultOf(exchange: Exchange): Record<string, unknown> | null {
+  if (exchange.kind !== 'reply') return null;
+  const reply = v.safeParse(ControlReplySchema, JSON.parse(exchange.line));
+  if (!reply.success || !reply.output.ok) return null;
+  const result = reply.output.result;
+  return typeof result === 'object' && result !== null && !Array.isArray(result)
+    ? (result as Record<string, unknown>)
+    : null;
+}
+
 /**
  * Asks the gateway of `home` one verb and returns its `result` object, or `null` on any failure:
  * no socket, an untrusted socket, refused, timeout, garbage, oversize, `ok: false`, or a result
- * that is not a JSON object. Never throws, and never takes longer than its timeout.
+ * that is not a JSON object. Never throws, and never takes longer than its timeout. A home that
+ * is not an absolute path (e.g. an empty `HERMES_HOME`) is refused with `null` rather than
+ * resolved against the working directory, where some other process's socket could answer.
  */
 export async function queryControlSocket(
   home: string,
   verb: string,
   options: QueryOptions = {},
 ): Promise<Record<string, unknown> | null> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
-  let timer: NodeJS.Timeout | undefined;
-  // The overall deadline also covers resolving the path (a stalled filesystem must not hang us).
-  const expired = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), timeoutMs);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([query(home, verb, options, timeoutMs), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function query(
-  home: string,
-  verb: string,
-  options: QueryOptions,
-  timeoutMs: number,
-): Promise<Record<string, unknown> | null> {
-  const deadline = performance.now() + timeoutMs;
+  const deadline = performance.now() + (options.timeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS);
+  const platformPath = (options.platform ?? process.platform) === 'win32' ? path.win32 : path.posix;
+  if (typeof home !== 'string' || !platformPath.isAbsolute(home)) return null;
   try {
     const body: Record<string, unknown> = { verb, id: 1, protocol: CONTROL_PROTOCOL_VERSION };
     if (options.payload !== undefined) body.payload = options.payload;
     const request = `${JSON.stringify(body)}\n`;
-    let exchange: Exchange;
-    if ((options.platform ?? process.platform) === 'win32') {
-      const pipe = await windowsPipeName(home);
-      exchange = await exchangeOnce(pipe, request, deadline);
-      while (exchange.kind === 'pipe_busy' && performance.now() + PIPE_BUSY_RETRY_MS < deadline) {
-        await sleep(PIPE_BUSY_RETRY_MS);
-        exchange = await exchangeOnce(pipe, request, deadline);
-      }
-    } else {
-      // The direct socket is queried while its node is checked: the stat costs a thread-pool
-      // round trip, as much as the whole exchange. Its answer is used only if the node proves
-      // trustworthy; a bare verb reveals nothing, but a payload waits for the check before it
-      // is sent. The pointer file is read only when the direct socket fails the check.
+    if ((options.platform ?? process.platform) !== 'win32') {
+      // The common case: the node is checked before connecting (synchronously, see
+      // `isTrustedSocket`), so an untrusted socket never receives a connection, let alone a
+      // request; and until the exchange nothing waits, so its timer alone keeps the deadline.
       const direct = directSocketPath(home);
-      const directTrusted = isTrustedSocket(direct, options.onRejected);
-      const sendGate = options.payload === undefined ? null : directTrusted;
-      const directExchange = exchangeOnce(direct, request, deadline, sendGate);
-      if (await directTrusted) {
-        exchange = await directExchange;
-      } else {
-        const target = await resolvePointerTarget(home, options);
-        if (target === null) return null;
-        exchange = await exchangeOnce(target, request, deadline);
+      if (isTrustedSocket(direct, options.onRejected)) {
+        return resultOf(await exchangeOnce(direct, request, deadline));
       }
     }
-    if (exchange.kind !== 'reply') return null;
-    const reply = v.safeParse(ControlReplySchema, JSON.parse(exchange.line));
-    if (!reply.success || !reply.output.ok) return null;
-    const result = reply.output.result;
-    return typeof result === 'object' && result !== null && !Array.isArray(result)
-      ? (result as Record<string, unknown>)
-      : null;
+    // The other paths wait on the file system first (the pointer file; the home's real path for
+    // the pipe name), which the exchange's timer does not cover: a stalled file system must not
+    // hang us past the deadline.
+    return await beforeDeadline(indirectQuery(home, request, deadline, options), deadline);
   } catch {
     return null;
   }
+}
+
+/** Through the pointer file on POSIX, through the named pipe (retrying while busy) on Windows. */
+async function indirectQuery(
+  home: string,
+  request: string,
+  deadline: number,
+  options: QueryOptions,
+): Promise<Record<string, unknown> | null> {
+  if ((options.platform ?? process.platform) !== 'win32') {
+    const target = await resolvePointerTarget(home, options);
+    return target === null ? null : resultOf(await exchangeOnce(target, request, deadline));
+  }
+  const pipe = await windowsPipeName(home);
+  let exchange = await exchangeOnce(pipe, request, deadline);
+  while (exchange.kind === 'pipe_busy' && performance.now() + PIPE_BUSY_RETRY_MS < deadline) {
+    await sleep(PIPE_BUSY_RETRY_MS);
+    exchange = await exchangeOnce(pipe, request, deadline);
+  }
+  return resultOf(exchange);
 }
 
 /** `identify`, validated; `null` when nothing trustworthy answers. */

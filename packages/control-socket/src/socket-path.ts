@@ -1,4 +1,5 @@
-import { lstat, readFile } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -69,18 +70,26 @@ export interface ClientSocketPathOptions extends SocketPathOptions {
 /**
  * A socket node we may talk to: owned by our effective uid and closed to group and others. The
  * `/tmp` fallback name is guessable, so another local user could pre-bind it; this refuses that.
+ * Anything that cannot be checked (missing, unreadable, a bad path) is not trusted.
+ *
+ * Synchronous on purpose, and only for a path the caller is about to `connect()` to: libuv's
+ * `uv_pipe_connect` already resolves that same path with a blocking `connect(2)` on the loop
+ * thread, so an `lstat(2)` of it just before adds no new way to stall the loop (a file system
+ * that hangs the one hangs the other). The asynchronous `lstat` it replaces cost a thread-pool
+ * round trip, as much as the whole exchange with the gateway.
  */
-export async function isTrustedSocket(
+export function isTrustedSocket(
   candidate: string,
   onRejected?: (rejected: RejectedSocket) => void,
-): Promise<boolean> {
-  let stats: Awaited<ReturnType<typeof lstat>>;
+): boolean {
+  let stats: ReturnType<typeof lstatSync>;
   try {
-    stats = await lstat(candidate);
+    // `throwIfNoEntry: false` answers the common "no gateway here" case without building an error.
+    stats = lstatSync(candidate, { throwIfNoEntry: false });
   } catch {
     return false;
   }
-  if (!stats.isSocket()) return false;
+  if (stats === undefined || !stats.isSocket()) return false;
   const effectiveUid = process.geteuid?.();
   if (effectiveUid !== undefined && stats.uid !== effectiveUid) {
     onRejected?.({
@@ -117,7 +126,7 @@ export async function resolvePointerTarget(
   }
   const target = pointed.replace(/^\uFEFF/, '').trim();
   if (target === '' || !path.isAbsolute(target)) return null;
-  return (await isTrustedSocket(target, options.onRejected)) ? target : null;
+  return isTrustedSocket(target, options.onRejected) ? target : null;
 }
 
 /**
@@ -132,7 +141,7 @@ export async function resolveClientSocketPath(
   if (platform === 'win32') return windowsPipeName(home);
   try {
     const direct = directSocketPath(home);
-    if (await isTrustedSocket(direct, options.onRejected)) return direct;
+    if (isTrustedSocket(direct, options.onRejected)) return direct;
     return await resolvePointerTarget(home, options);
   } catch {
     return null;

@@ -2,17 +2,27 @@
  * Upload + one-shot download through the real HTTP routes on loopback, against a plain
  * `fs.writeFile` + `fs.readFile` of the same bytes measured in the same run.
  *
- * All variants run interleaved (one sample of each per round) so that load from other processes
- * on a shared machine hits them alike; the figure reported is the median per variant. The route
+ * All variants run interleaved (one sample of each per round, the order rotated every round) so
+ * that load from other processes on a shared machine hits them alike; the figure reported is the
+ * median per variant. The route
  * path is timed with two clients in this same process: `node:http` on one kept-alive connection
- * (lean, so the figure is mostly the server) and `fetch` (undici, what most callers use).
+ * (lean, so the figure is mostly the server) and `fetch` (undici, what most callers use). The
+ * `node:http` figure is also split into its upload and its download half.
  *
- * Three more variants break the route figure down, each measured in the same rounds:
+ * `plain, warm buffer` does the baseline's work into a receive buffer whose pages are already
+ * touched, to show how much of the baseline is first-touch page faults. Three more variants break
+ * the route figure down, each measured in the same rounds:
  * - durable floor: what the store's guarantees cost without HTTP or the store's code — write,
  *   fsync, rename, read back, and two SHA-256 passes (upload and re-verification);
- * - store only: `storeStream()` from 64 KiB chunks plus `load()`, no HTTP;
+ * - store only: `storeStream()` from 64 KiB chunks plus `loadStream()` read to its end, no HTTP;
  * - HTTP only: the same client against a bare `node:http` server that discards the upload and
  *   answers the download from memory, no store.
+ *
+ * Every variant writes its own files, so one variant's rename or unlink never lands on a file
+ * another variant is still writing (ext4 flushes a file renamed over an existing one early).
+ * Minor page faults per round are printed beside the times: on a machine where first touches of
+ * fresh memory are slow, whether a 10 MiB buffer is fresh or recycled moves a figure by tens of
+ * milliseconds, the plain baseline's `readFile` buffer included.
  *
  * Run: pnpm --filter @hermes/artifact-store bench
  */
@@ -35,7 +45,7 @@ import {
 const MIB = 1024 * 1024;
 const CASES = [
   { label: '1 MiB', bytes: MIB, rounds: 30 },
-  { label: '10 MiB', bytes: 10 * MIB, rounds: 15 },
+  { label: '10 MiB', bytes: 10 * MIB, rounds: 18 },
 ];
 const WARMUP_ROUNDS = 3;
 
@@ -126,6 +136,8 @@ async function main(): Promise<void> {
   const port = address.port;
   const baseUrl = `http://127.0.0.1:${port}`;
   const plainFile = path.join(home, 'plain.bin');
+  const floorFile = path.join(home, 'durable-floor.bin');
+  const warmFile = path.join(home, 'plain-warm.bin');
   // One kept-alive connection, as a real client reuses, so connection setup is not measured.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -151,7 +163,10 @@ async function main(): Promise<void> {
   const benchScope = { principalId: 'principal:default:bench', transportFamily: 'local-api' };
 
   console.log('artifact upload + download through the routes vs fs.writeFile + fs.readFile');
-  console.log('(median ms per round trip; ratio = variant / plain; interleaved rounds)');
+  console.log(
+    '(median ms per round trip; ratio = variant / plain; median minor page faults per round)',
+  );
+  let halves = { upload: 0, download: 0 };
   try {
     for (const benchCase of CASES) {
       const payload = randomBytes(benchCase.bytes);
@@ -164,8 +179,31 @@ async function main(): Promise<void> {
         await writeFile(plainFile, payload);
         expectLength((await readFile(plainFile)).byteLength, 'plain read');
       };
+      // The baseline's work with a receive buffer whose pages are already touched: what plain
+      // costs when its `readFile` buffer is not fresh memory. For reading the ratios, not a target.
+      const warmBuffer = Buffer.alloc(payload.byteLength);
+      const plainWarm = async () => {
+        await writeFile(warmFile, payload);
+        const handle = await open(warmFile, 'r');
+        try {
+          let filled = 0;
+          while (filled < warmBuffer.byteLength) {
+            const { bytesRead } = await handle.read(
+              warmBuffer,
+              filled,
+              warmBuffer.byteLength - filled,
+              filled,
+            );
+            if (bytesRead === 0) break;
+            filled += bytesRead;
+          }
+          expectLength(filled, 'warm read');
+        } finally {
+          await handle.close();
+        }
+      };
       const durableFloor = async () => {
-        const temp = `${plainFile}.tmp`;
+        const temp = `${floorFile}.tmp`;
         createHash('sha256').update(payload).digest();
         const handle = await open(temp, 'w', 0o600);
         try {
@@ -174,8 +212,8 @@ async function main(): Promise<void> {
         } finally {
           await handle.close();
         }
-        await rename(temp, plainFile);
-        const read = await readFile(plainFile);
+        await rename(temp, floorFile);
+        const read = await readFile(floorFile);
         createHash('sha256').update(read).digest();
         expectLength(read.byteLength, 'durable read');
       };
@@ -191,8 +229,10 @@ async function main(): Promise<void> {
           contentType: 'image/png',
           scope: benchScope,
         });
-        const loaded = await storeOnly.load(receipt.artifactId, benchScope);
-        expectLength(loaded.data.byteLength, 'store-only load');
+        const { body } = await storeOnly.loadStream(receipt.artifactId, benchScope);
+        let streamedBytes = 0;
+        for await (const chunk of body) streamedBytes += chunk.byteLength;
+        expectLength(streamedBytes, 'store-only load');
       };
       const httpWithoutStore = async () => {
         const uploaded = await httpCall({
@@ -207,6 +247,7 @@ async function main(): Promise<void> {
         expectLength(downloaded.body.byteLength, 'bare download');
       };
       const viaNodeHttp = async () => {
+        const started = performance.now();
         const uploaded = await httpCall({
           agent,
           port,
@@ -216,6 +257,7 @@ async function main(): Promise<void> {
         });
         if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}`);
         const receipt = JSON.parse(uploaded.body.toString('utf8')) as ArtifactWireReceipt;
+        const uploadedAt = performance.now();
         const downloaded = await httpCall({
           agent,
           port,
@@ -224,6 +266,7 @@ async function main(): Promise<void> {
         });
         if (downloaded.status !== 200) throw new Error(`download answered ${downloaded.status}`);
         expectLength(downloaded.body.byteLength, 'download');
+        halves = { upload: uploadedAt - started, download: performance.now() - uploadedAt };
       };
       const viaFetch = async () => {
         const uploaded = await fetch(`${baseUrl}${ARTIFACT_UPLOAD_PATH}`, {
@@ -239,6 +282,7 @@ async function main(): Promise<void> {
 
       const variants = {
         plain,
+        'plain, warm buffer': plainWarm,
         'durable floor': durableFloor,
         'store only': storeWithoutHttp,
         'HTTP only': httpWithoutStore,
@@ -246,20 +290,39 @@ async function main(): Promise<void> {
         'routes (fetch)': viaFetch,
       };
       const samples = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
+      const faults = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
+      const halfSamples = { upload: [] as number[], download: [] as number[] };
+      const entries = Object.entries(variants);
       for (let round = 0; round < WARMUP_ROUNDS + benchCase.rounds; round += 1) {
-        for (const [name, run] of Object.entries(variants)) {
+        // Each round starts one variant later, so no variant always follows the same one and
+        // inherits its garbage (the memory it frees decides whether the next big buffer is fresh).
+        const shift = round % entries.length;
+        for (const [name, run] of [...entries.slice(shift), ...entries.slice(0, shift)]) {
+          const faultsBefore = process.resourceUsage().minorPageFault;
           const started = performance.now();
           await run();
-          if (round >= WARMUP_ROUNDS) samples.get(name)?.push(performance.now() - started);
+          const elapsed = performance.now() - started;
+          if (round < WARMUP_ROUNDS) continue;
+          samples.get(name)?.push(elapsed);
+          faults.get(name)?.push(process.resourceUsage().minorPageFault - faultsBefore);
+          if (name === 'routes (node:http)') {
+            halfSamples.upload.push(halves.upload);
+            halfSamples.download.push(halves.download);
+          }
         }
       }
       const plainMedian = median(samples.get('plain') ?? []);
+      const line = (name: string, value: number, pageFaults?: number) =>
+        console.log(
+          `  ${name.padEnd(20)} ${value.toFixed(1).padStart(7)} ms  ${(value / plainMedian).toFixed(2).padStart(6)}x${pageFaults === undefined ? '' : `  ${String(Math.round(pageFaults)).padStart(6)} faults`}`,
+        );
       console.log(`${benchCase.label} (n=${benchCase.rounds})`);
       for (const [name, values] of samples) {
-        const value = median(values);
-        console.log(
-          `  ${name.padEnd(20)} ${value.toFixed(1).padStart(7)} ms  ${(value / plainMedian).toFixed(2).padStart(6)}x`,
-        );
+        line(name, median(values), median(faults.get(name) ?? []));
+        if (name === 'routes (node:http)') {
+          line('  upload half', median(halfSamples.upload));
+          line('  download half', median(halfSamples.download));
+        }
       }
     }
   } finally {

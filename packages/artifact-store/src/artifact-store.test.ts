@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
@@ -417,6 +417,120 @@ describe('ArtifactStore.validate and load', () => {
     expect(store.count()).toBe(1);
     expect(() => store.validate('f'.repeat(32), scope)).toThrow(ArtifactNotFound);
     expect(store.count()).toBe(0);
+  });
+});
+
+/** Everything a stream delivers before it ends or fails. */
+async function readStream(stream: ReadableStream<Uint8Array>) {
+  const chunks: Uint8Array[] = [];
+  try {
+    for await (const chunk of stream) chunks.push(chunk);
+    return { data: Buffer.concat(chunks), error: null };
+  } catch (error) {
+    return { data: Buffer.concat(chunks), error };
+  }
+}
+
+describe('ArtifactStore.loadStream', () => {
+  it('verifies, consumes and unlinks before a byte is read, then streams exactly the stored bytes', async () => {
+    const { store, root } = await openStore();
+    const payload = randomBytes(300 * 1024 + 5);
+    const receipt = await storeSample(store, payload);
+
+    const streamed = await store.loadStream(receipt.artifactId, scope);
+    // Consumed already: no entry, no file by name, and a second load finds nothing.
+    expect(streamed.receipt).toEqual(receipt);
+    expect(store.count()).toBe(0);
+    expect(await readdir(root)).toEqual([]);
+    await expect(store.loadStream(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactNotFound,
+    );
+
+    const { data, error } = await readStream(streamed.body);
+    expect(error).toBeNull();
+    expect(data.equals(payload)).toBe(true);
+  });
+
+  it('refuses a tampered or resized file without consuming the artifact', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+    const filePath = path.join(root, receipt.artifactId);
+
+    await writeFile(filePath, Buffer.alloc(bytes.byteLength, 0x58));
+    await expect(store.loadStream(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactChecksumMismatch,
+    );
+    await writeFile(filePath, Buffer.concat([bytes, Buffer.from('+')]));
+    await expect(store.loadStream(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactChecksumMismatch,
+    );
+    expect(store.count()).toBe(1);
+
+    await writeFile(filePath, bytes);
+    const { data } = await readStream((await store.loadStream(receipt.artifactId, scope)).body);
+    expect(data.equals(bytes)).toBe(true);
+  });
+
+  it('lets exactly one of several concurrent loads of one id win, streamed or buffered', async () => {
+    const { store } = await openStore();
+    const payload = randomBytes(512 * 1024);
+    const receipt = await storeSample(store, payload);
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 5 }, () => store.loadStream(receipt.artifactId, scope)),
+      store.load(receipt.artifactId, scope),
+    ]);
+    const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    expect(winners).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(ArtifactNotFound);
+    }
+    const winner = (winners[0] as PromiseFulfilledResult<unknown>).value;
+    const data =
+      winner !== null && typeof winner === 'object' && 'body' in winner
+        ? (await readStream(winner.body as ReadableStream<Uint8Array>)).data
+        : (winner as { data: Buffer }).data;
+    expect(data.equals(payload)).toBe(true);
+  });
+
+  it('fails the stream, never ending it cleanly, when the bytes change after the check', async () => {
+    const { store, root } = await openStore();
+    // Well past what the stream reads ahead, so the changed tail is read after the change.
+    const payload = randomBytes(4 * 1024 * 1024);
+    const receipt = await storeSample(store, payload);
+    // A descriptor opened before the download survives the unlink, as any earlier opener would.
+    const writer = await open(path.join(root, receipt.artifactId), 'r+');
+    try {
+      const streamed = await store.loadStream(receipt.artifactId, scope);
+      await writer.write(Buffer.alloc(16, 0x41), 0, 16, payload.byteLength - 16);
+      const { data, error } = await readStream(streamed.body);
+      expect(error).toBeInstanceOf(ArtifactChecksumMismatch);
+      expect(data.byteLength).toBeLessThan(payload.byteLength);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('reports a receipt whose file vanished as gone and drops it', async () => {
+    const { store, root } = await openStore();
+    const receipt = await storeSample(store);
+    await rm(path.join(root, receipt.artifactId));
+    await expect(store.loadStream(receipt.artifactId, scope)).rejects.toThrow('is gone');
+    expect(store.count()).toBe(0);
+  });
+
+  it('applies the scope, traversal and expiry checks before opening anything', async () => {
+    const clock = manualClock();
+    const { store } = await openStore({ ttlSeconds: 5, now: clock.now });
+    const receipt = await storeSample(store);
+    const otherPrincipal = { principalId: 'principal:default:bbbb', transportFamily: 'local-api' };
+    await expect(store.loadStream(receipt.artifactId, otherPrincipal)).rejects.toBeInstanceOf(
+      ArtifactScopeMismatch,
+    );
+    await expect(store.loadStream('../escape', scope)).rejects.toBeInstanceOf(ArtifactTraversal);
+    clock.advanceSeconds(5);
+    await expect(store.loadStream(receipt.artifactId, scope)).rejects.toBeInstanceOf(
+      ArtifactExpired,
+    );
   });
 });
 

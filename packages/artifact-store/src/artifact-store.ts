@@ -25,6 +25,16 @@ import { readFileHashed } from './read-file-hashed.js';
 import type { ArtifactReceipt } from './receipt.js';
 import { type ArtifactScope, artifactScopeKey } from './scope-key.js';
 import { sha256HexInSlices } from './sha256-hex.js';
+import { createVerifiedFileStream, hashOpenFile } from './verified-file-stream.js';
+
+/**
+ * Bytes per read of the verification pass before a streamed download. The pass reads into a
+ * pooled pair of buffers, so their pages are touched once per store, not once per download.
+ */
+export const VERIFY_SLICE_BYTES = 256 * 1024;
+
+/** Scratch buffer pairs a store keeps for verification passes; more concurrent passes allocate. */
+const MAX_POOLED_SCRATCH_PAIRS = 4;
 
 export interface ArtifactStoreOptions {
   /** Folder the artifacts live in; created (0700) if missing. */
@@ -67,6 +77,16 @@ export interface StoreArtifactStreamInput {
 
 export interface LoadedArtifact {
   readonly data: Buffer<ArrayBuffer>;
+  readonly receipt: ArtifactReceipt;
+}
+
+export interface StreamedArtifact {
+  /**
+   * The artifact's bytes, already verified once and consumed. Hashed again as they stream; the
+   * stream errors (never closes cleanly) if they no longer match. Read it to the end or cancel
+   * it: either releases the open file.
+   */
+  readonly body: ReadableStream<Uint8Array>;
   readonly receipt: ArtifactReceipt;
 }
 
@@ -141,6 +161,8 @@ export class ArtifactStore {
   readonly #entries = new Map<string, Entry>();
   /** Ids minted for writes still in progress: not loadable yet, but never minted twice. */
   readonly #reserved = new Set<string>();
+  /** Verification buffers kept between downloads, so their pages are touched only once. */
+  readonly #scratchPairs: Array<[Buffer, Buffer]> = [];
 
   private constructor(options: ArtifactStoreOptions) {
     this.root = path.resolve(options.root);
@@ -267,6 +289,54 @@ export class ArtifactStore {
   }
 
   /**
+   * Consumes the artifact (one-shot) and returns its bytes as a stream, for a download that
+   * should not hold the whole payload in memory. Before anything is consumed the open file is
+   * hashed in a pass through two small reused buffers; a mismatch (or a size other than the
+   * receipt's) does not consume. Then the entry is removed, synchronously, so of concurrent
+   * loads exactly one wins, and the file is unlinked: the open descriptor keeps the bytes, and
+   * nobody can open them again. The stream reads that same descriptor and hashes once more.
+   */
+  async loadStream(artifactId: string, scope: ArtifactScope): Promise<StreamedArtifact> {
+    const entry = this.#check(artifactId, scope);
+    let handle: FileHandle;
+    try {
+      handle = await open(entry.filePath, 'r');
+    } catch (error) {
+      if (!isNotFoundError(error)) throw error;
+      if (this.#entries.get(artifactId) === entry) this.#entries.delete(artifactId);
+      throw new ArtifactNotFound({ artifactId, reason: 'gone' });
+    }
+    try {
+      const { size } = await handle.stat();
+      // A file of another size cannot match the recorded digest; it is not even read.
+      if (size !== entry.receipt.sizeBytes) throw new ArtifactChecksumMismatch({ artifactId });
+      const sha256 = await this.#hashWithScratch(handle, size);
+      if (sha256 === null || !sameHex(sha256, entry.receipt.sha256)) {
+        throw new ArtifactChecksumMismatch({ artifactId });
+      }
+      // The entry goes first, synchronously after the check: a concurrent load that resumes
+      // later finds no entry and fails closed. The unlink then leaves the bytes reachable only
+      // through this descriptor.
+      if (this.#entries.get(artifactId) !== entry) throw new ArtifactNotFound({ artifactId });
+      this.#entries.delete(artifactId);
+      await removeQuietly(entry.filePath);
+    } catch (error) {
+      // The refusal is what the caller needs to see, not a failure to close.
+      await handle.close().catch(() => {});
+      throw error;
+    }
+    return {
+      receipt: entry.receipt,
+      body: createVerifiedFileStream({
+        handle,
+        sizeBytes: entry.receipt.sizeBytes,
+        matches: (sha256) => sameHex(sha256, entry.receipt.sha256),
+        mismatch: () => new ArtifactChecksumMismatch({ artifactId }),
+      }),
+    };
+  }
+
+  /**
    * Drops expired artifacts (and their files) and deletes temp files older than one TTL.
    * Returns the number of artifacts dropped.
    */
@@ -293,6 +363,19 @@ export class ArtifactStore {
       }
     }
     return expiredFiles.length;
+  }
+
+  /** Hashes an open file through a pooled pair of scratch buffers. */
+  async #hashWithScratch(handle: FileHandle, sizeBytes: number): Promise<string | null> {
+    const scratch = this.#scratchPairs.pop() ?? [
+      Buffer.allocUnsafeSlow(VERIFY_SLICE_BYTES),
+      Buffer.allocUnsafeSlow(VERIFY_SLICE_BYTES),
+    ];
+    try {
+      return await hashOpenFile({ handle, sizeBytes, scratch });
+    } finally {
+      if (this.#scratchPairs.length < MAX_POOLED_SCRATCH_PAIRS) this.#scratchPairs.push(scratch);
+    }
   }
 
   /** The normalised type, or `ArtifactMimeRejected` when it is not on the allowlist. */

@@ -5,6 +5,7 @@ export {
   type LoadedArtifact,
   type StoreArtifactInput,
   type StoreArtifactStreamInput,
+  type StreamedArtifact,
 } from './artifact-store.js';
 export * from './constants.js';
 export { normalizeContentType } from './content-type.js';

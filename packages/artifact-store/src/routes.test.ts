@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { Hono } from 'hono';
@@ -331,6 +331,28 @@ describe('artifact routes: download', () => {
     const replay = await download(receipt.artifact_id);
     expect(replay.status).toBe(404);
     expect((await errorOf(replay)).code).toBe('artifact_not_found');
+  });
+
+  it('answers 404 for a file that no longer matches its checksum, without consuming it', async () => {
+    const { upload, download, home } = await harness();
+    const receipt = (await (await upload()).json()) as ArtifactWireReceipt;
+    const filePath = path.join(
+      home,
+      'default',
+      'artifacts',
+      'browser-control',
+      receipt.artifact_id,
+    );
+    await writeFile(filePath, Buffer.alloc(png.byteLength, 0x58));
+
+    const refused = await download(receipt.artifact_id);
+    expect(refused.status).toBe(404);
+    expect((await errorOf(refused)).code).toBe('artifact_not_found');
+
+    await writeFile(filePath, png);
+    const served = await download(receipt.artifact_id);
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
   });
 
   it('answers 404 artifact_not_found for an unknown id', async () => {

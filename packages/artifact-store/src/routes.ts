@@ -342,11 +342,14 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
     const { store } = resolved;
 
     try {
-      const { data, receipt } = await store.load(artifactId.output, {
+      // Verified and consumed before it returns, so the status is settled before any header is
+      // sent. The body is hashed again as it streams and fails rather than ends if the bytes
+      // changed; with Content-Length set, the client sees that as a truncated response.
+      const { body, receipt } = await store.loadStream(artifactId.output, {
         principalId: admission.principalId,
         transportFamily: options.resolveTransportFamily(context),
       });
-      return context.body(data, 200, {
+      return context.body(body, 200, {
         'Content-Type': receipt.contentType,
         'Content-Length': String(receipt.sizeBytes),
         'Content-Disposition': contentDisposition(receipt.filename),

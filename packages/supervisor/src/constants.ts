@@ -23,7 +23,7 @@ export const LOOP_WATCHDOG_FALLBACK_SIGNAL = 'SIGKILL';
  * loop; at 500 ms any stall longer than that is always recorded, at a fifth of the idle cost of 100 ms.
  */
 export const DEFAULT_EVENT_LOOP_DELAY_RESOLUTION_MS = 500;
-/** The worker waits for a probe answer in slices of at most this many milliseconds. */
+/** The worker waits for the main thread's warn-mode report in slices of at most this many ms. */
 export const PROBE_WAIT_SLICE_MS = 50;
 
 export const DEFAULT_HEARTBEAT_INTERVAL_S = 30;

@@ -1,7 +1,10 @@
+import { checkLoopLiveness } from './loop-liveness-check.js';
+
 /**
  * The watchdog worker's body, as plain JavaScript. A TypeScript worker file does not load from
  * `src/` under test runners, so the worker is started with `eval: true` from this string, which works
- * the same from `src/` and from `dist/`.
+ * the same from `src/` and from `dist/`. The verdict rule is `checkLoopLiveness`, embedded from its
+ * compiled source so the worker and its tests run the same code.
  *
  * Why the inspector: a worker cannot end the process with an exit code of its own (`process.exit`
  * in a worker ends only the worker). A `Runtime.evaluate` sent through
@@ -10,13 +13,14 @@
  * exits with code 75. A main thread stuck inside a native call never takes the interrupt; after a
  * grace period the worker writes the report itself and falls back to a signal.
  *
- * The worker is fully synchronous: it sleeps and waits in `Atomics.wait` (a futex, no event-loop
- * wake-ups of its own) and reads phase labels with `receiveMessageOnPort`. `stop()` notifies the
- * shared slots, so every wait ends at once on a stop.
+ * The worker is fully synchronous: it sleeps in `Atomics.wait` (a futex, no event-loop wake-ups of
+ * its own) until a verdict could be due, reads the main loop's tick from shared memory and reads
+ * phase labels with `receiveMessageOnPort`. Nothing wakes it in between: the main loop stamps its
+ * tick without a notify. `stop()` notifies the stop slot, so every wait ends at once on a stop.
  */
 export const LOOP_WATCHDOG_WORKER_SOURCE = String.raw`
 'use strict';
-const { workerData, parentPort, receiveMessageOnPort } = require('node:worker_threads');
+const { workerData, receiveMessageOnPort } = require('node:worker_threads');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -24,8 +28,9 @@ const { performance } = require('node:perf_hooks');
 
 const data = workerData;
 const ints = new Int32Array(data.shared, 0, data.intCount);
-const delays = new Float64Array(data.shared, data.intBytes, data.delayCount);
-const ANSWERED = data.intSlots.answered;
+const tick = new BigInt64Array(data.shared, data.tickOffset, 1);
+const delays = new Float64Array(data.shared, data.delayOffset, data.delayCount);
+const STRIKES = data.intSlots.strikes;
 const STOPPED = data.intSlots.stopped;
 const MAIN_REPORTS = data.intSlots.mainReports;
 const DELAY = data.delaySlots;
@@ -43,8 +48,13 @@ if (!data.useInspector) {
   sessionError = String(error && error.message ? error.message : error);
 }
 
+const checkLoopLiveness = (${checkLoopLiveness.toString()});
+
+// Monotonic milliseconds on the clock the main thread stamps its ticks with.
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+const lastTickMs = () => Number(Atomics.load(tick, 0)) / 1e6;
+
 let phase = null;
-let lastAnswerAt = performance.now();
 function readPhase() {
   for (let entry = receiveMessageOnPort(data.phasePort); entry !== undefined; entry = receiveMessageOnPort(data.phasePort)) {
     if (entry.message && entry.message.type === 'phase') phase = entry.message.phase;
@@ -92,19 +102,6 @@ function sleepUntilReported(reportsBefore, ms) {
   }
 }
 
-function waitForAnswer(sequence, ms) {
-  const end = performance.now() + ms;
-  for (;;) {
-    const answered = Atomics.load(ints, ANSWERED);
-    if (answered >= sequence) return true;
-    if (stopped()) return false;
-    const left = end - performance.now();
-    if (left <= 0) return false;
-    // Sliced (≤ 50 ms) as a backstop; a stop or an answer notifies and ends the wait at once.
-    Atomics.wait(ints, ANSWERED, answered, Math.min(left, data.sliceMs));
-  }
-}
-
 function fileAgeS(file) {
   if (!file) return null;
   try {
@@ -139,7 +136,7 @@ function workerReport(strikes, reason) {
     probeIntervalS: data.intervalMs / 1000,
     probeTimeoutS: data.timeoutMs / 1000,
     maxStrikes: data.maxStrikes,
-    lastProbeAnswerAgeS: (performance.now() - lastAnswerAt) / 1000,
+    lastProbeAnswerAgeS: (nowMs() - lastTickMs()) / 1000,
     heartbeatFileAgeS: fileAgeS(data.heartbeatFile),
     eventLoopDelayMs: { p50: delays[DELAY.p50], p90: delays[DELAY.p90], p99: delays[DELAY.p99], max: delays[DELAY.max], mean: delays[DELAY.mean] },
     host: loadAndCpus(),
@@ -182,7 +179,7 @@ function askMainThread(strikes) {
   if (!session) return false;
   const payload = JSON.stringify({
     strikes,
-    lastProbeAnswerAgeS: (performance.now() - lastAnswerAt) / 1000,
+    lastProbeAnswerAgeS: (nowMs() - lastTickMs()) / 1000,
   });
   const expression =
     'globalThis[Symbol.for(' + JSON.stringify(data.registryKey) + ')]?.get(' + data.id + ')?.(' + payload + ')';
@@ -232,32 +229,36 @@ function finalPath(strikes) {
 }
 
 function run() {
-  let strikes = 0;
-  let sequence = 0;
-  let warned = false;
-  sleep(data.graceMs);
-  lastAnswerAt = performance.now();
+  // Misses count only from the end of the startup grace (the main thread's clock, shared).
+  sleep(data.watchFromMs - nowMs());
+  if (stopped()) return;
+  // The last answer of the wedge already reported in warn mode: one report per wedge.
+  let reportedAnswerAt = null;
+  let nextCheckAt = data.watchFromMs;
   while (!stopped()) {
-    sleep(data.intervalMs);
+    // Nothing wakes the worker but a stop: the main loop stamps its answers without a notify.
+    sleep(nextCheckAt - nowMs());
     if (stopped()) return;
-    sequence += 1;
-    parentPort.postMessage({ type: 'probe', sequence });
-    const answered = waitForAnswer(sequence, data.timeoutMs);
-    if (answered) {
-      strikes = 0;
-      warned = false;
-      lastAnswerAt = performance.now();
-      continue;
-    }
+    const lastAnswerAt = Math.max(lastTickMs(), data.watchFromMs);
+    const check = checkLoopLiveness({
+      now: nowMs(),
+      scheduledAt: nextCheckAt,
+      lastAnswerAt,
+      intervalMs: data.intervalMs,
+      timeoutMs: data.timeoutMs,
+      maxStrikes: data.maxStrikes,
+    });
+    nextCheckAt = check.nextCheckAt;
+    // The verdict is "maxStrikes consecutive misses"; a late wake-up must not overstate it.
+    const strikes = Math.min(check.strikes, data.maxStrikes);
+    Atomics.store(ints, STRIKES, strikes);
+    if (!check.wedged) continue;
+    if (reportedAnswerAt === lastAnswerAt) continue;
     // Stop-flag check 1 of 3: a late stop wins over a miss.
     if (stopped()) return;
-    strikes += 1;
-    parentPort.postMessage({ type: 'strike', strikes });
-    if (strikes < data.maxStrikes) continue;
-    if (data.mode === 'warn' && warned) continue;
     const outcome = finalPath(strikes);
     if (outcome === 'stopped') return;
-    if (outcome === 'warned') warned = true;
+    if (outcome === 'warned') reportedAnswerAt = lastAnswerAt;
   }
 }
 

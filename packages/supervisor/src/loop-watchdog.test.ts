@@ -121,6 +121,24 @@ describe('loop watchdog (real processes)', () => {
     expect(await readStatus(home.path)).toBeUndefined();
   });
 
+  it('a process frozen whole (SIGSTOP) for longer than the verdict window survives the thaw', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'idle',
+      watchdog: { home: home.path },
+      blockMs: 4000,
+    });
+    // Both threads stop: 2.5 s is two verdict windows (3 × 0.4 s) and more. A frozen worker is no
+    // witness to the loop; after the thaw the loop answers and nothing fires.
+    child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    child.kill('SIGCONT');
+    const exit = await exitWithin(child.exited, 15_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(child.stdout()).toContain('survived');
+    expect(await readReports(home.path)).toHaveLength(0);
+  });
+
   it('warn mode writes forensics and keeps the process alive through the block', async () => {
     const home = await tempHome();
     const child = await runChild({
@@ -242,6 +260,38 @@ describe('loop watchdog (in process)', () => {
     expect(watchdog.strikes).toBe(0);
     expect(watchdog.reports).toHaveLength(0);
     await watchdog.stop();
+  });
+
+  it('after a late answer between windows the probes return to the interval cadence', async () => {
+    const watchdog = startLoopWatchdog({
+      probeIntervalS: 0.2,
+      probeTimeoutS: 0.2,
+      maxStrikes: 1000,
+      startupGraceS: 0,
+      mode: 'warn',
+      writeLine: () => undefined,
+    });
+    try {
+      // Right after an answer at L: probe 1 goes out at L + 0.6 s, so a timer that fires at
+      // L + 0.45 s (the loop blocked until then) answers nothing and waits 0.15 s for it.
+      const answered = watchdog.probesAnswered;
+      while (watchdog.probesAnswered === answered) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const blockedUntil = performance.now() + 450;
+      while (performance.now() < blockedUntil) {
+        // the loop is blocked on purpose
+      }
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const before = watchdog.probesAnswered;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      // One answer per 0.2 s at most (late timers only lower the count); a timer left at the
+      // 0.15 s wait would answer about 13 times.
+      expect(watchdog.probesAnswered - before).toBeLessThanOrEqual(11);
+      expect(watchdog.probesAnswered - before).toBeGreaterThan(0);
+    } finally {
+      await watchdog.stop();
+    }
   });
 
   it('labels nested phases and restores the outer one when the inner ends', async () => {

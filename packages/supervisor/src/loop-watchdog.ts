@@ -2,6 +2,9 @@ import { mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+// The timers module's own functions, not the globals: fake timers installed by a test runner
+// replace the globals, and a faked tick would let a healthy loop look wedged.
+import { clearTimeout, setTimeout } from 'node:timers';
 import { isMainThread, MessageChannel, Worker } from 'node:worker_threads';
 import { writeFileAtomicSync } from '@hermes/config';
 import {
@@ -20,14 +23,16 @@ import {
 import { SupervisorError } from './errors.js';
 import { hardExit } from './hard-exit.js';
 import { readHostLoad } from './host-load.js';
+import { answerLoopProbe } from './loop-liveness-check.js';
 import {
   FIRE_REGISTRY_KEY,
   SHARED_BYTES,
   SHARED_DELAY_COUNT,
+  SHARED_DELAY_OFFSET,
   SHARED_DELAY_SLOTS,
-  SHARED_INT_BYTES,
   SHARED_INT_COUNT,
   SHARED_INT_SLOTS,
+  SHARED_TICK_OFFSET,
 } from './loop-watchdog-shared.js';
 import { LOOP_WATCHDOG_WORKER_SOURCE } from './loop-watchdog-worker-source.js';
 import { captureMainStack, type FireFunction, fireRegistry } from './main-thread-fire.js';
@@ -121,9 +126,9 @@ export interface LoopWatchdog {
   withPhase<T>(label: string, work: () => T): T;
   /** The innermost phase label in force, or null. */
   readonly currentPhase: LoopWatchdogPhaseInfo | null;
-  /** Consecutive misses the worker has reported (as seen by the main thread). */
+  /** Consecutive missed windows, as the worker last counted them (reset at its next check). */
   readonly strikes: number;
-  /** Probes the main loop has answered since arming. */
+  /** Liveness ticks the main loop has run since arming: its answers to the worker's windows. */
   readonly probesAnswered: number;
   /** Forensics reports written by the main thread so far (paths). */
   readonly reports: readonly string[];
@@ -183,7 +188,8 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
 
   const shared = new SharedArrayBuffer(SHARED_BYTES);
   const ints = new Int32Array(shared, 0, SHARED_INT_COUNT);
-  const delays = new Float64Array(shared, SHARED_INT_BYTES, SHARED_DELAY_COUNT);
+  const tickSlot = new BigInt64Array(shared, SHARED_TICK_OFFSET, 1);
+  const delays = new Float64Array(shared, SHARED_DELAY_OFFSET, SHARED_DELAY_COUNT);
   const histogram = monitorEventLoopDelay({
     resolution: options.eventLoopDelayResolutionMs ?? DEFAULT_EVENT_LOOP_DELAY_RESOLUTION_MS,
   });
@@ -193,7 +199,6 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
   const phases: LoopWatchdogPhaseInfo[] = [];
   const reports: string[] = [];
   let stopped = false;
-  let strikes = 0;
   let probesAnswered = 0;
 
   const delaySummary = (): EventLoopDelaySummary => ({
@@ -285,18 +290,68 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
   };
   fireRegistry<{ strikes: number; lastProbeAnswerAgeS: number }>(FIRE_REGISTRY_KEY).set(id, fire);
 
+  // The loop's answers: an unref'd timer fires at each probe time of the grid (see
+  // loop-liveness-check.ts). It runs only when the loop turns, and an answer is stamped in shared
+  // memory without a notify: the worker reads it when a verdict could be due and is woken by nothing.
+  // One clock for both threads: `performance.now()` has a different origin in every thread.
+  const intervalMs = options.probeIntervalS * 1000;
+  const timeoutMs = options.probeTimeoutS * 1000;
+  const armedAt = process.hrtime.bigint();
+  const watchFromMs =
+    Number(armedAt) / NANOSECONDS_PER_MS +
+    (options.startupGraceS ?? DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S) * 1000;
+  let lastAnswerMs = Number(armedAt) / NANOSECONDS_PER_MS;
+  Atomics.store(tickSlot, 0, armedAt);
+  const onProbeTime = () => {
+    const nowNs = process.hrtime.bigint();
+    const now = Number(nowNs) / NANOSECONDS_PER_MS;
+    const decision = answerLoopProbe({
+      now,
+      lastAnswerAt: Math.max(lastAnswerMs, watchFromMs),
+      intervalMs,
+      timeoutMs,
+    });
+    if (decision.answered) {
+      lastAnswerMs = now;
+      Atomics.store(tickSlot, 0, nowNs);
+      probesAnswered += 1;
+      // The shared copy only serves the signal-fallback report; once a second is fresh enough.
+      const publishedAgo = performance.now() - delaysPublishedAt;
+      if (publishedAgo >= DELAY_PUBLISH_INTERVAL_MS) {
+        delaysPublishedAt = performance.now();
+        publishDelays();
+      }
+    }
+    if (stopped) return;
+    if (decision.nextTickInMs === probeTimerMs) {
+      // The common case reuses the timer (`refresh` keeps its duration): nothing allocated.
+      probeTimer.refresh();
+    } else {
+      probeTimerMs = decision.nextTickInMs;
+      probeTimer = setTimeout(onProbeTime, probeTimerMs);
+      probeTimer.unref();
+    }
+  };
+  let probeTimerMs = intervalMs;
+  let probeTimer = setTimeout(onProbeTime, probeTimerMs);
+  probeTimer.unref();
+
   const phaseChannel = new MessageChannel();
   phaseChannel.port1.unref();
   const worker = new Worker(LOOP_WATCHDOG_WORKER_SOURCE, {
     eval: true,
+    // The worker needs only Node's built-ins: no preloads (`--import`, `--require` of loaders or
+    // agents) started again inside it, no memory or threads spent on them.
+    execArgv: [],
     transferList: [phaseChannel.port2],
     name: 'gateway-loop-liveness-watchdog',
     workerData: {
       id,
       shared,
       phasePort: phaseChannel.port2,
-      intBytes: SHARED_INT_BYTES,
       intCount: SHARED_INT_COUNT,
+      tickOffset: SHARED_TICK_OFFSET,
+      delayOffset: SHARED_DELAY_OFFSET,
       delayCount: SHARED_DELAY_COUNT,
       intSlots: SHARED_INT_SLOTS,
       delaySlots: SHARED_DELAY_SLOTS,
@@ -304,10 +359,10 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
       // The inspector reaches the process's main thread only; armed elsewhere, it would evaluate in
       // the wrong isolate, so only the report-and-signal path is used.
       useInspector: isMainThread,
-      intervalMs: options.probeIntervalS * 1000,
-      timeoutMs: options.probeTimeoutS * 1000,
+      intervalMs,
+      timeoutMs,
       maxStrikes: options.maxStrikes,
-      graceMs: (options.startupGraceS ?? DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S) * 1000,
+      watchFromMs,
       exitGraceMs: (options.exitGraceS ?? DEFAULT_LOOP_WATCHDOG_EXIT_GRACE_S) * 1000,
       sliceMs: PROBE_WAIT_SLICE_MS,
       mode,
@@ -327,22 +382,6 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
     },
   });
   worker.unref();
-  worker.on('message', (message: { type?: string; sequence?: number; strikes?: number }) => {
-    if (message.type === 'probe' && typeof message.sequence === 'number') {
-      // The shared copy only serves the signal-fallback report; once a second is fresh enough.
-      const now = performance.now();
-      if (now - delaysPublishedAt >= DELAY_PUBLISH_INTERVAL_MS) {
-        delaysPublishedAt = now;
-        publishDelays();
-      }
-      strikes = 0;
-      probesAnswered += 1;
-      Atomics.store(ints, SHARED_INT_SLOTS.answered, message.sequence);
-      Atomics.notify(ints, SHARED_INT_SLOTS.answered);
-    } else if (message.type === 'strike' && typeof message.strikes === 'number') {
-      strikes = message.strikes;
-    }
-  });
   worker.on('error', (error) => {
     writeLine(`Loop watchdog worker failed: ${error.message}`);
   });
@@ -386,7 +425,7 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
       return phases.at(-1) ?? null;
     },
     get strikes() {
-      return strikes;
+      return Atomics.load(ints, SHARED_INT_SLOTS.strikes);
     },
     get probesAnswered() {
       return probesAnswered;
@@ -399,7 +438,7 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
       stopped = true;
       Atomics.store(ints, SHARED_INT_SLOTS.stopped, 1);
       Atomics.notify(ints, SHARED_INT_SLOTS.stopped);
-      Atomics.notify(ints, SHARED_INT_SLOTS.answered);
+      clearTimeout(probeTimer);
       fireRegistry(FIRE_REGISTRY_KEY).delete(id);
       stopping ??= (async () => {
         histogram.disable();

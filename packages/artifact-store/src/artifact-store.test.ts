@@ -5,6 +5,7 @@ import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { ArtifactStore, type ArtifactStoreOptions } from './artifact-store.js';
 import { DEFAULT_ARTIFACT_TTL_SECONDS, DEFAULT_MAX_ARTIFACT_BYTES } from './constants.js';
+import { normalizeContentType } from './content-type.js';
 import {
   ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE,
   ArtifactChecksumMismatch,
@@ -48,9 +49,15 @@ async function storeSample(store: ArtifactStore, data: Uint8Array = bytes) {
 describe('ArtifactStore construction', () => {
   it('creates the root and applies the reference defaults', async () => {
     const { store, root } = await openStore();
-    expect((await stat(root)).isDirectory()).toBe(true);
+    const rootDetails = await stat(root);
+    expect(rootDetails.isDirectory()).toBe(true);
+    // Only the gateway's user may list or read the artifacts.
+    expect(rootDetails.mode & 0o777).toBe(0o700);
+    // The reference's values, spelled out so a changed constant cannot pass unnoticed.
     expect(store.ttlSeconds).toBe(DEFAULT_ARTIFACT_TTL_SECONDS);
+    expect(DEFAULT_ARTIFACT_TTL_SECONDS).toBe(300);
     expect(store.maxBytes).toBe(DEFAULT_MAX_ARTIFACT_BYTES);
+    expect(DEFAULT_MAX_ARTIFACT_BYTES).toBe(10_485_760);
     expect(store.count()).toBe(0);
   });
 
@@ -95,6 +102,36 @@ describe('ArtifactStore.store', () => {
     await expect(attempt).rejects.toBeInstanceOf(ArtifactMimeRejected);
     await expect(attempt).rejects.toThrow('allowlist');
     expect(await readdir(root)).toEqual([]);
+  });
+
+  it('accepts exactly the reference allowlist of content types, parameters and case aside', async () => {
+    const { store } = await openStore();
+    const accepted = [
+      'application/json',
+      'application/pdf',
+      'image/gif',
+      'image/jpeg',
+      'image/png',
+      'image/webp',
+      'text/plain',
+    ];
+    expect([...store.allowedContentTypes].sort()).toEqual(accepted);
+    for (const contentType of [...accepted, 'TEXT/Plain; charset=utf-8']) {
+      const receipt = await store.store({ data: bytes, filename: 'x', contentType, scope });
+      expect(receipt.contentType).toBe(normalizeContentType(contentType));
+    }
+    for (const contentType of [
+      'text/html',
+      'image/svg+xml',
+      'application/octet-stream',
+      'application/javascript',
+      'text/plain-x',
+      '',
+    ]) {
+      await expect(
+        store.store({ data: bytes, filename: 'x', contentType, scope }),
+      ).rejects.toBeInstanceOf(ArtifactMimeRejected);
+    }
   });
 
   it('checks the size before the content type', async () => {

@@ -144,7 +144,10 @@ describe('artifact routes: upload', () => {
     for (const contentType of ['text/html', null]) {
       const response = await upload({ contentType });
       expect(response.status).toBe(415);
-      expect((await errorOf(response)).code).toBe('artifact_mime_rejected');
+      expect(await errorOf(response)).toMatchObject({
+        code: 'artifact_mime_rejected',
+        type: 'invalid_request_error',
+      });
     }
   });
 
@@ -211,7 +214,10 @@ describe('artifact routes: upload', () => {
     const { upload, home } = await harness({ storeOptions: { maxBytes: 1024 } });
     const declared = await upload({ body: Buffer.alloc(1025) });
     expect(declared.status).toBe(413);
-    expect((await errorOf(declared)).code).toBe('artifact_too_large');
+    expect(await errorOf(declared)).toMatchObject({
+      code: 'artifact_too_large',
+      type: 'invalid_request_error',
+    });
 
     const streamed = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -284,6 +290,29 @@ describe('artifact routes: upload', () => {
     expect(error.message).not.toContain('/secret/path');
   });
 
+  it('fails closed with 401 when the authenticator accepts without naming a principal', async () => {
+    const home = await tempHome('hermes-routes-no-principal-');
+    const stores = new ArtifactStoreCache({ resolveProfileHome: () => home.path });
+    const app = createArtifactRoutes({
+      authenticate: () => ({ ok: true, principalId: '', profile: 'default' }),
+      resolveTransportFamily: () => 'local-api',
+      stores,
+    });
+    const uploaded = await app.request(ARTIFACT_UPLOAD_PATH, {
+      method: 'POST',
+      headers: { 'content-type': 'image/png', [ARTIFACT_FILENAME_HEADER]: 'a.png' },
+      body: png,
+    });
+    expect(uploaded.status).toBe(401);
+    expect(await errorOf(uploaded)).toMatchObject({
+      code: 'browser_control_auth_required',
+      type: 'authentication_error',
+    });
+    const downloaded = await app.request(`${ARTIFACT_DOWNLOAD_PATH_PREFIX}${'a'.repeat(32)}`);
+    expect(downloaded.status).toBe(401);
+    expect(stores.peek('default')).toBeUndefined();
+  });
+
   it('never answers 201 when the write fails', async () => {
     const { upload, cache } = await harness();
     const store = await cache.get('default');
@@ -327,6 +356,10 @@ describe('artifact routes: download', () => {
     expect(response.headers.get('content-disposition')).toBe(
       `attachment; filename="caf_ _1_.png"; filename*=UTF-8''caf%C3%A9%20%221%22.png`,
     );
+    // One-shot bytes must not be cached by an intermediary or sniffed into active content.
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('content-length')).toBe(String(png.byteLength));
 
     const replay = await download(receipt.artifact_id);
     expect(replay.status).toBe(404);
@@ -406,7 +439,10 @@ describe('artifact routes: download', () => {
     now += 5_000;
     const response = await download(receipt.artifact_id);
     expect(response.status).toBe(410);
-    expect((await errorOf(response)).code).toBe('artifact_expired');
+    expect(await errorOf(response)).toMatchObject({
+      code: 'artifact_expired',
+      type: 'not_found_error',
+    });
     expect((await download(receipt.artifact_id)).status).toBe(404);
   });
 

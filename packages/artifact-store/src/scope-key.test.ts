@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE, ArtifactError } from './errors.js';
 import { artifactScopeKey } from './scope-key.js';
@@ -14,6 +15,15 @@ describe('artifactScopeKey', () => {
     });
     expect(first).toBe(second);
     expect(first).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is the SHA-256 hex of principal, NUL and transport family', () => {
+    const expected = createHash('sha256')
+      .update('principal:default:a\u0000local-api', 'utf8')
+      .digest('hex');
+    expect(
+      artifactScopeKey({ principalId: 'principal:default:a', transportFamily: 'local-api' }),
+    ).toBe(expected);
   });
 
   it('differs per principal and per transport family', () => {

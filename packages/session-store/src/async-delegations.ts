@@ -1,3 +1,4 @@
+import { toSqlList } from './end-reasons.js';
 import { ERROR_MESSAGES } from './errors.js';
 import {
   DELEGATION_CLAIM_LEASE_SECONDS,
@@ -30,7 +31,7 @@ export const DELEGATION_OWNER_EXITED_MESSAGE = ERROR_MESSAGES.delegationOwnerExi
 
 export type AsyncDelegationRecord = AsyncDelegationRow;
 
-const LIVE_SQL = "'running', 'stalling', 'finalizing'";
+const LIVE_SQL = toSqlList(LIVE_DELEGATION_STATES);
 const COLUMNS = `delegation_id AS delegationId, session_key AS sessionKey, origin_ui_session_id AS originUiSessionId,
   parent_session_id AS parentSessionId, state, delivery_state AS deliveryState, owner_pid AS ownerPid,
   owner_started_at AS ownerStartedAt, task_json AS taskJson, result_json AS resultJson, error,

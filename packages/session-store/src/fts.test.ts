@@ -1,10 +1,14 @@
+import { writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { spawnProcess } from '@hermes/testkit';
+import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { corruptFtsIndex, ftsTriggerCount } from '../test/corrupt-fts.js';
 import { openTestStore, reopenStore } from '../test/helpers.js';
 import {
   type Clock,
+  currentProcessIdentity,
   ERROR_MESSAGES,
   FTS_REBUILD_DEFERRAL_KEY,
   type SessionStore,
@@ -166,6 +170,60 @@ describe('FTS fail-open and recovery', () => {
     expect(second.searchMessages('delta').mode).toBe('fts');
   });
 
+  it('rebuilds off the main thread: the event loop keeps running while the rebuild holds the write lock', async () => {
+    const { store, databasePath } = await openTestStore({
+      foreignHolderScanner: quietScanner,
+      recoverFtsOnOpen: false,
+    });
+    await seedMessages(store, 30_000);
+    corruptFtsIndex(databasePath);
+    await store.appendMessage('chat', { role: 'user', content: 'zeta' });
+    expect(store.isFtsStale()).toBe(true);
+    // A second connection on this thread probes for the write lock between event-loop turns. An
+    // inline (main-thread) rebuild could never be observed holding it: the probe would not run
+    // until the rebuild had committed.
+    const probe = new BetterSqlite3(databasePath, { timeout: 0 });
+    let sawRebuildHoldingLock = false;
+    let settled = false;
+    const rebuilt = store.rebuildFts().finally(() => {
+      settled = true;
+    });
+    while (!settled) {
+      try {
+        probe.exec('BEGIN IMMEDIATE');
+        probe.exec('ROLLBACK');
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+        sawRebuildHoldingLock = true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    probe.close();
+    expect(await rebuilt).toBe(1);
+    expect(sawRebuildHoldingLock).toBe(true);
+    expect(store.searchMessages('zeta').mode).toBe('fts');
+  }, 60_000);
+
+  it('defers the rebuild while another holder keeps the rebuild lock (fail closed after the timeout)', async () => {
+    const { store, databasePath } = await openTestStore({
+      foreignHolderScanner: quietScanner,
+      recoverFtsOnOpen: false,
+      rebuildLockTimeoutMs: 150,
+    });
+    await seedMessages(store, 20);
+    corruptFtsIndex(databasePath);
+    await store.appendMessage('chat', { role: 'user', content: 'eta' });
+    const lockPath = `${databasePath}.fts_rebuild.lock`;
+    const live = currentProcessIdentity(); // a live holder: never broken
+    writeFileSync(lockPath, JSON.stringify({ ...live, acquiredAt: Date.now() / 1000 }));
+    expect(await store.rebuildFts()).toBe(0);
+    expect(store.isFtsStale()).toBe(true);
+    expect(ftsTriggerCount(databasePath)).toBe(0);
+    await rm(lockPath);
+    expect(await store.rebuildFts()).toBe(1);
+    expect(store.isFtsStale()).toBe(false);
+  });
+
   it('counts a failed holder scan as held (fail closed)', async () => {
     const { databasePath } = await openTestStore();
     const holders = await scanForeignHolders({ databasePath, procRoot: '/nonexistent-proc' });
@@ -196,6 +254,7 @@ describe('FTS fail-open and recovery', () => {
     clock.advance(300_000);
     expect(await store.retryDeferredFtsRecovery()).toBe(1);
     expect(store.isFtsStale()).toBe(false);
+    clock.advance(300_000); // past the cooldown: only the clean index keeps it from rebuilding
     expect(await store.retryDeferredFtsRecovery()).toBe(0); // nothing stale
   });
 

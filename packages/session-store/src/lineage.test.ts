@@ -66,6 +66,27 @@ describe('compression', () => {
     expect(store.requireSession('p').endedAt).toBeNull();
   });
 
+  it('a publication that fails after the child was written leaves no trace (one transaction)', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'p', source: 'cli' });
+    await store.endSession('p', 'ws_disconnect'); // revived by the publication, then rolled back
+    const before = store.requireSession('p');
+    await expect(
+      store.publishCompressionChild({
+        parentId: 'p',
+        summary: 'handoff',
+        childId: 'child',
+        // Fails (role is NOT NULL) after the child row and the handoff carrier were inserted.
+        retainedMessages: [{ role: null as never, content: 'broken tail' }],
+      }),
+    ).rejects.toThrow(/NOT NULL/);
+    expect(store.getSession('child')).toBeUndefined();
+    expect(store.requireSession('p')).toMatchObject({
+      endReason: 'ws_disconnect',
+      endedAt: before.endedAt,
+    });
+  });
+
   it('resolves the chain and tip through several compressions, ignoring branch children', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 'a', source: 'cli' });

@@ -21,5 +21,15 @@ describe('messages', () => {
       second,
       third,
     ]);
+    // A superseded row (rewind / compaction) stays stored but leaves the active transcript.
+    await store.withWriteTransaction((database) =>
+      database.prepare('UPDATE messages SET active = 0 WHERE id = ?').run(second),
+    );
+    expect(store.getMessages('s').map((row) => row.id)).toEqual([first, third]);
+    expect(store.getMessages('s', { includeInactive: true }).map((row) => row.id)).toEqual([
+      first,
+      second,
+      third,
+    ]);
   });
 });

@@ -4,7 +4,13 @@ import { tempHome } from '@hermes/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openTestStore, reopenStore } from '../test/helpers.js';
-import { MIGRATIONS_FOLDER, openSessionStore, SCHEMA_VERSION, SessionStoreError } from './index.js';
+import {
+  MIGRATIONS_FOLDER,
+  openSessionStore,
+  SCHEMA_VERSION,
+  SessionStoreError,
+  WRITER_BUSY_TIMEOUT_MS,
+} from './index.js';
 
 describe('openSessionStore', () => {
   it('creates a WAL database with NORMAL sync, foreign keys, 0600 files and the schema version', async () => {
@@ -21,6 +27,17 @@ describe('openSessionStore', () => {
       probe.close();
     }
     expect(statSync(databasePath).mode & 0o777).toBe(0o600);
+    // Connection-level pragmas, read on the store's own writer connection.
+    const pragmas = await store.withWriteTransaction((database) => ({
+      synchronous: database.pragma('synchronous', { simple: true }),
+      foreignKeys: database.pragma('foreign_keys', { simple: true }),
+      busyTimeout: database.pragma('busy_timeout', { simple: true }),
+    }));
+    expect(pragmas).toEqual({
+      synchronous: process.platform === 'darwin' ? 2 : 1, // FULL on macOS, NORMAL elsewhere
+      foreignKeys: 1,
+      busyTimeout: WRITER_BUSY_TIMEOUT_MS,
+    });
     await store.createSession({ id: 'a', source: 'cli' });
     await expect(
       store.appendMessage('missing', { role: 'user', content: 'x' }),
@@ -70,12 +87,19 @@ describe('openSessionStore', () => {
     writeFileSync(databasePath, bytes);
     const error = await openSessionStore({ path: databasePath }).catch((caught: unknown) => caught);
     expect((error as SessionStoreError).code).toBe('database_corrupt');
+    expect((error as Error).message).toContain(databasePath);
     expect(readFileSync(databasePath).equals(bytes)).toBe(true);
   });
 
   it('uses DELETE journaling when configured, and on filesystems where WAL is unsafe', async () => {
     const configured = await openTestStore({ journalMode: 'delete' });
     expect(configured.store.journalMode).toBe('delete');
+    // Outside WAL SQLite defaults to FULL; the store still asks for NORMAL.
+    expect(
+      await configured.store.withWriteTransaction((database) =>
+        database.pragma('synchronous', { simple: true }),
+      ),
+    ).toBe(process.platform === 'darwin' ? 2 : 1);
     const ninePee = await openTestStore({ filesystemType: '9p' });
     expect(ninePee.store.journalMode).toBe('delete');
   });

@@ -101,6 +101,12 @@ describe('turnTranscriptMessages', () => {
       { role: 'tool', content: 'tool output' },
       { role: 'assistant', content: 'internal', displayKind: 'hidden' },
       { role: 'user', content: '[CONTEXT SUMMARY]: compacted', compressedSummary: 1 },
+      // A pure carrier is hidden by projection (it has no display kind of its own) and dropped.
+      {
+        role: 'assistant',
+        content: '[CONTEXT COMPACTION — REFERENCE ONLY] recap',
+        compressedSummary: 1,
+      },
       { role: 'assistant', content: 'final answer' },
     ];
     const transcript = turnTranscriptMessages({

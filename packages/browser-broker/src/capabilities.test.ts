@@ -20,6 +20,35 @@ describe('capability admission', () => {
     expect(BROWSER_CONTROL_ALL_CAPABILITIES).toHaveLength(15);
   });
 
+  it('pins the reference allowlists entry by entry', () => {
+    expect([...BROWSER_CONTROL_CAPABILITIES].sort()).toEqual([
+      'browser_back',
+      'browser_click',
+      'browser_navigate',
+      'browser_press',
+      'browser_screenshot',
+      'browser_scroll',
+      'browser_snapshot',
+      'browser_tab_activate',
+      'browser_tabs',
+      'browser_type',
+      'controller.noop',
+    ]);
+    expect([...BROWSER_CONTROL_ARTIFACT_CAPABILITIES].sort()).toEqual([
+      'browser_artifact_download',
+      'browser_artifact_upload',
+    ]);
+    expect([...BROWSER_CONTROL_DEVELOPER_CAPABILITIES].sort()).toEqual([
+      'browser_cdp',
+      'browser_evaluate',
+    ]);
+    // Admission without developer mode is exactly base ∪ artifact: nothing more, nothing less.
+    const everything = [...BROWSER_CONTROL_ALL_CAPABILITIES, 'browser_console', 'browser_vision'];
+    expect([...filterBrowserControlCapabilities(everything, false)].sort()).toEqual(
+      [...BROWSER_CONTROL_CAPABILITIES, ...BROWSER_CONTROL_ARTIFACT_CAPABILITIES].sort(),
+    );
+  });
+
   it('accepts only the number 1 as the protocol version', () => {
     expect(browserControlProtocolSupported(1)).toBe(true);
     for (const value of [2, true, '1', 0, null, undefined, 1.5, [1]]) {

@@ -87,8 +87,13 @@ export {
   serveControllerConnection,
 } from './transport/controller-connection.js';
 export {
+  type BrowserControlIdentityMiddlewareOptions,
+  browserControlIdentityMiddleware,
+} from './transport/identity-middleware.js';
+export {
   bearerMatches,
   deriveApiPrincipal,
+  nodePeerAddress,
   transportFamilyForPeer,
 } from './transport/principal.js';
 export {

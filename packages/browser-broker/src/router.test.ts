@@ -124,6 +124,32 @@ describe('routeBrowserTool', () => {
     expect(backend.calls).toHaveLength(0);
   });
 
+  it('fails closed for an ambiguous lane instead of picking a controller or falling back', async () => {
+    const { broker, frames } = await attachedBroker(() => ({ ok: true, result: 'x' }));
+    // Same session, principal and family under another profile: a second match for the lookup lane.
+    const otherFrames: BrowserControlFrame[] = [];
+    await broker.attach(createScope({ ...controllerScope, profileId: 'work' }), (frame) => {
+      otherFrames.push(frame);
+    });
+    expect(broker.scopeForSession(identity)).toBeNull();
+    const backend = legacy();
+    await expect(
+      routeBrowserTool({
+        action: 'browser_snapshot',
+        arguments: {},
+        fallback: backend.fallback,
+        broker,
+        enabled: true,
+        identity,
+      }),
+    ).rejects.toThrow(
+      new ControllerUnavailable('bound browser controller unavailable for browser_snapshot'),
+    );
+    expect(backend.calls).toHaveLength(0);
+    expect(frames).toHaveLength(0);
+    expect(otherFrames).toHaveLength(0);
+  });
+
   it('fails closed for tools the controller cannot execute, including the never-routed ones', async () => {
     const { broker } = await attachedBroker(() => ({ ok: true }));
     for (const action of [

@@ -68,6 +68,12 @@ export class ControllerConnectFailed extends BrowserControllerConnectionError {
 }
 
 /**
+ * Results finished while no socket was open, kept for the next connection. The server ignores
+ * results whose command already ended, so only the newest few are worth keeping.
+ */
+const MAX_UNSENT_RESULTS = 512;
+
+/**
  * A small reference controller: registers over HTTP, opens the WebSocket with the single-use
  * ticket in `Sec-WebSocket-Protocol`, answers commands through its handlers, follows cancels, and
  * reconnects with a fresh ticket under the same identity (in-flight work can still be answered).
@@ -79,6 +85,8 @@ export class BrowserControllerClient {
   readonly #running = new Map<string, AbortController>();
   readonly #heartbeats = new Map<string, () => void>();
   #detachWaiters: Array<() => void> = [];
+  /** Result frames (JSON text) awaiting an open socket: a command may finish mid-reconnect. */
+  #unsentResults: string[] = [];
   #nonce = 0;
   /** Keepalive nonces the server sent (diagnostics; they need no answer). */
   keepalivesReceived = 0;
@@ -160,7 +168,7 @@ export class BrowserControllerClient {
     });
     this.#socket = socket;
     socket.on('message', (data, isBinary) => {
-      if (!isBinary) this.#onFrame(socket, data.toString());
+      if (!isBinary) this.#onFrame(data.toString());
     });
     socket.on('close', (code) => {
       // Only the current socket counts: a socket replaced by reconnect() or close() is expected to end.
@@ -169,6 +177,10 @@ export class BrowserControllerClient {
       this.#options.onDisconnect?.(code);
     });
     await this.heartbeat();
+    // Attached now (the echo proves ownership): answer what finished while we were away.
+    const unsent = this.#unsentResults;
+    this.#unsentResults = [];
+    for (const text of unsent) socket.send(text);
   }
 
   /** Drops the current socket (a recoverable disconnect) and connects again with a fresh ticket. */
@@ -230,12 +242,12 @@ export class BrowserControllerClient {
     socket.send(JSON.stringify(frame));
   }
 
-  #onFrame(socket: WebSocket, text: string): void {
+  #onFrame(text: string): void {
     const frame = parseFrameText(text);
     if (!frame) return;
     if (frame.method === FRAME_COMMAND) {
       const command = v.safeParse(CommandFrameSchema, frame);
-      if (command.success) void this.#run(socket, command.output);
+      if (command.success) void this.#run(command.output);
       return;
     }
     if (frame.method === FRAME_CANCEL) {
@@ -263,7 +275,7 @@ export class BrowserControllerClient {
     }
   }
 
-  async #run(origin: WebSocket, command: CommandFrame): Promise<void> {
+  async #run(command: CommandFrame): Promise<void> {
     const { command_id: commandId, action, tool_call_id: toolCallId } = command.params;
     const abort = new AbortController();
     this.#running.set(commandId, abort);
@@ -290,10 +302,15 @@ export class BrowserControllerClient {
     }
     this.#running.delete(commandId);
     if (abort.signal.aborted) return;
-    // Answer on whichever socket is current: after a reconnect the new one owns the command.
-    const socket = this.#socket ?? origin;
-    if (socket.readyState === WebSocket.OPEN) {
-      socket.send(JSON.stringify({ method: FRAME_RESULT, params: reply }));
+    const text = JSON.stringify({ method: FRAME_RESULT, params: reply });
+    // Answer on whichever socket is current: after a reconnect the new one owns the command. With
+    // none open (socket lost, or a reconnect in progress) keep it for the next connection.
+    const socket = this.#socket;
+    if (socket?.readyState === WebSocket.OPEN) {
+      socket.send(text);
+      return;
     }
+    this.#unsentResults.push(text);
+    if (this.#unsentResults.length > MAX_UNSENT_RESULTS) this.#unsentResults.shift();
   }
 }

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
+import type { Hono } from 'hono';
 import type { BrowserControlBroker } from '../broker.js';
 import type { ExtensionControlFlagSource } from '../flags.js';
 import type { ControllerConnection } from '../transport/controller-connection.js';
@@ -33,6 +34,8 @@ export async function startLoopbackGateway(options: {
   readonly sessions?: ReadonlySet<string> | undefined;
   readonly routes?: Partial<BrowserControlRoutesOptions>;
   readonly connection?: BrowserControlUpgradeOptions['connection'];
+  /** Adds the gateway's own routes and middleware (e.g. an agent-turn endpoint) before serving. */
+  readonly extend?: (app: Hono) => void;
 }): Promise<LoopbackGateway> {
   const sessions = options.sessions;
   const app = createBrowserControlRoutes({
@@ -42,6 +45,7 @@ export async function startLoopbackGateway(options: {
     sessionExists: sessions ? ({ sessionId }) => sessions.has(sessionId) : undefined,
     ...options.routes,
   });
+  options.extend?.(app);
   const connections: ControllerConnection[] = [];
   const upgrade = createBrowserControlUpgradeHandler({
     broker: options.broker,

@@ -1,3 +1,4 @@
+import type { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { BrowserControlBroker } from '../broker.js';
@@ -15,9 +16,11 @@ import {
 } from '../constants.js';
 import { ControllerCancelled, ControllerRejected } from '../errors.js';
 import type { ExtensionControlFlags } from '../flags.js';
-import { routeBrowserTool } from '../router.js';
+import { withBrowserControlIdentity } from '../identity-context.js';
+import { routeBrowserTool, routedBrowserHandler } from '../router.js';
 import { createScope } from '../scope.js';
 import { type LoopbackGateway, startLoopbackGateway } from '../testing/loopback-gateway.js';
+import { browserControlIdentityMiddleware } from './identity-middleware.js';
 import { MAX_REGISTER_BODY_BYTES, REGISTER_ERROR_CODES } from './routes.js';
 
 const API_KEY = 'test-api-key-0123456789';
@@ -46,9 +49,11 @@ async function start(
     apiKey?: string | undefined;
     peerAddress?: string;
     keepaliveMilliseconds?: number;
+    pingMilliseconds?: number;
     sendWaitMilliseconds?: number;
     sessionsAvailable?: boolean;
     clock?: () => number;
+    extend?: (app: Hono, broker: BrowserControlBroker) => void;
   } = {},
 ) {
   const flags = { current: options.flags ?? { enabled: true, developerMode: false } };
@@ -64,8 +69,10 @@ async function start(
     apiKey: 'apiKey' in options ? options.apiKey : API_KEY,
     sessions: options.sessionsAvailable === false ? undefined : new Set([SESSION]),
     routes: peerAddress ? { peerAddress: () => peerAddress } : {},
+    ...(options.extend ? { extend: (app: Hono) => options.extend?.(app, broker) } : {}),
     connection: {
       keepaliveMilliseconds: options.keepaliveMilliseconds ?? 60_000,
+      ...(options.pingMilliseconds ? { pingMilliseconds: options.pingMilliseconds } : {}),
       ...(options.sendWaitMilliseconds
         ? { sendWaitMilliseconds: options.sendWaitMilliseconds }
         : {}),
@@ -289,17 +296,37 @@ describe('GET /v1/capabilities', () => {
       };
     };
     const off = await read();
-    expect(off.features.browser_extension_control).toMatchObject({
+    // Always present for feature detection, even while the feature is off (reference §3.1.7).
+    expect(off.features.browser_extension_control).toEqual({
       enabled: false,
       protocol_version: 1,
       capabilities: [...BROWSER_CONTROL_CAPABILITIES].sort(),
+      artifact_capabilities: ['browser_artifact_download', 'browser_artifact_upload'],
+      developer_capabilities: ['browser_cdp', 'browser_evaluate'],
       developer_mode: false,
+      artifact_transport: {
+        upload: { method: 'POST', path: '/v1/artifacts/upload' },
+        download: { method: 'GET', path: '/v1/artifacts/download/{artifact_id}' },
+        max_bytes: 10_485_760,
+        ttl_seconds: 300,
+        allowed_mime_types: [
+          'application/json',
+          'application/pdf',
+          'image/gif',
+          'image/jpeg',
+          'image/png',
+          'image/webp',
+          'text/plain',
+        ],
+      },
       real_browser_actions: true,
       transports: { local_vps: 'websocket-subprotocol-ticket', cloud: 'authenticated-gateway-rpc' },
     });
-    expect(off.endpoints.browser_control_ws).toEqual({
-      method: 'GET',
-      path: BROWSER_CONTROL_WS_PATH,
+    expect(off.endpoints).toEqual({
+      browser_control_register: { method: 'POST', path: BROWSER_CONTROL_REGISTER_PATH },
+      browser_control_ws: { method: 'GET', path: BROWSER_CONTROL_WS_PATH },
+      artifact_upload: { method: 'POST', path: '/v1/artifacts/upload' },
+      artifact_download: { method: 'GET', path: '/v1/artifacts/download/{artifact_id}' },
     });
     flags.current = { enabled: true, developerMode: true };
     expect((await read()).features.browser_extension_control).toMatchObject({
@@ -410,6 +437,43 @@ describe('GET /v1/browser-control/ws', () => {
       params: { nonce: 'server-keepalive-1', ok: true },
     });
     expect(frames[1]?.params.nonce).toBe('server-keepalive-2');
+  });
+
+  it('closes a socket that stops answering transport pings, as a recoverable disconnect', async () => {
+    const { broker } = await start({ pingMilliseconds: 500 });
+    const live = await registerTicket();
+    const liveSocket = await openSocket(ticketProtocols(live.ticket));
+    let livePings = 0;
+    liveSocket.on('ping', () => {
+      livePings += 1;
+    });
+    await gateway?.connections[0]?.ready;
+
+    // A peer whose pongs never come (ws answers pings itself unless told not to). Its ticket is a
+    // same-identity reconnect, so it takes over the controller the live socket held.
+    const dead = await registerTicket();
+    const deadSocket = new WebSocket(
+      `${gateway?.wsUrl}${BROWSER_CONTROL_WS_PATH}`,
+      ticketProtocols(dead.ticket),
+      { autoPong: false },
+    );
+    openSockets.push(deadSocket);
+    const deadClosed = new Promise<void>((resolve) => deadSocket.once('close', () => resolve()));
+    await new Promise((resolve) => deadSocket.once('open', resolve));
+    await until(() => gateway?.connections.length === 2, 'dead socket accepted');
+    await deadClosed;
+    await gateway?.connections[1]?.closed;
+    expect(broker.disconnectCalls).toBe(1);
+    expect(
+      broker.laneRegistered({
+        sessionId: SESSION,
+        principalId: dead.scope.principal_id,
+        transportFamily: 'local-api',
+      }),
+    ).toBe(true);
+    // The answering socket outlived the same number of ping rounds.
+    await until(() => livePings >= 3, 'three pings on the live socket');
+    expect(liveSocket.readyState).toBe(WebSocket.OPEN);
   });
 
   it('is routable only once attach finished, not at the HTTP 101', async () => {
@@ -545,6 +609,55 @@ describe('controller lifecycle over real sockets', () => {
     await controller.reconnect();
     release();
     await expect(running).resolves.toEqual({ reconnected: true });
+    await controller.close();
+  });
+
+  it('delivers a result that finished while the client was between sockets', async () => {
+    const { broker } = await start();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let finished = () => {};
+    const handlerDone = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    let registrations = 0;
+    const controller = new BrowserControllerClient({
+      baseUrl: gateway?.baseUrl ?? '',
+      apiKey: API_KEY,
+      sessionId: SESSION,
+      controllerId: 'ext-1',
+      browserProfileId: 'chrome-default',
+      capabilities: ['controller.noop'],
+      handlers: {
+        'controller.noop': async () => {
+          await gate;
+          setImmediate(finished);
+          return 'answered while away';
+        },
+      },
+      // The second registration happens with the old socket already closed: let the command
+      // finish right then, before a new socket exists.
+      fetch: async (...args) => {
+        registrations += 1;
+        if (registrations === 2) {
+          release();
+          await handlerDone;
+        }
+        return fetch(...args);
+      },
+    });
+    await controller.connect();
+    const scope = broker.scopeForSession({
+      sessionId: SESSION,
+      principalId: controller.registration?.scope.principal_id,
+      transportFamily: 'local-api',
+    });
+    const running = broker.dispatch({ scope: scope!, action: 'controller.noop' });
+    await until(() => broker.pendingCount === 1, 'pending command');
+    await controller.reconnect();
+    await expect(running).resolves.toBe('answered while away');
     await controller.close();
   });
 
@@ -718,5 +831,56 @@ describe('controller lifecycle over real sockets', () => {
       await gateway?.close();
       gateway = undefined;
     }
+  });
+  it('routes an agent turn of an HTTP request to the lane its controller registered, server-side identity only', async () => {
+    let legacyCalls = 0;
+    const seen: Array<{ args: unknown; toolCallId: string | null }> = [];
+    await start({
+      extend: (app, broker) => {
+        // What the gateway does: stamp the request's identity, then run the agent turn inside it.
+        app.use(browserControlIdentityMiddleware({ apiKey: () => API_KEY }));
+        app.post('/turn', async (context) => {
+          const result = await withBrowserControlIdentity(
+            { sessionId: SESSION, toolCallId: 'call-e2e' },
+            () =>
+              routedBrowserHandler({
+                action: 'browser_snapshot',
+                arguments: { include: 'accessibility' },
+                fallback: () => {
+                  legacyCalls += 1;
+                  return 'legacy snapshot';
+                },
+                broker,
+                flags: () => ({ enabled: true, developerMode: false }),
+              }),
+          );
+          return context.json({ result });
+        });
+      },
+    });
+    const turn = async () => {
+      const response = await fetch(`${gateway?.baseUrl}/turn`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}` },
+      });
+      return ((await response.json()) as { result: unknown }).result;
+    };
+    // No extension registered for the lane yet: the legacy backend keeps working.
+    expect(await turn()).toBe('legacy snapshot');
+    expect(legacyCalls).toBe(1);
+
+    const controller = client({
+      browser_snapshot: (args, { toolCallId }) => {
+        seen.push({ args, toolCallId });
+        return { title: 'Example Domain', url: 'https://example.test/', refs: [] };
+      },
+    });
+    await controller.connect();
+    expect(await turn()).toBe(
+      '{"title": "Example Domain", "url": "https://example.test/", "refs": []}',
+    );
+    expect(seen).toEqual([{ args: { include: 'accessibility' }, toolCallId: 'call-e2e' }]);
+    expect(legacyCalls).toBe(1);
+    await controller.close();
   });
 });

@@ -87,6 +87,31 @@ describe('createWebSocketSender', () => {
     await expect(sending).rejects.toMatchObject({ code: 'ERR_STREAM_DESTROYED' });
   });
 
+  it('fails the dispatch with the socket error and releases its id when the write really fails', async () => {
+    const { server, peer } = await socketPair();
+    const broker = new BrowserControlBroker({ developerMode: false, commandTimeoutSeconds: 10 });
+    const scope = createScope({
+      principalId: 'p',
+      sessionId: 's',
+      transportFamily: 'local-api',
+      capabilities: ['controller.noop'],
+    });
+    await broker.attach(scope, createWebSocketSender(server, { waitMilliseconds: 5_000 }), server);
+    // Earlier traffic the peer is not reading keeps the command's write queued in the stream.
+    peer.pause();
+    server.send(JSON.stringify(frame(HUGE)));
+    const running = broker.dispatch({ scope, action: 'controller.noop' });
+    running.catch(() => {});
+    const deadline = performance.now() + 5_000;
+    while (broker.pendingCount === 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(broker.pendingCount).toBe(1);
+    server.terminate();
+    await expect(running).rejects.toMatchObject({ code: 'ERR_STREAM_DESTROYED' });
+    expect(broker.pendingCount).toBe(0);
+  });
+
   it('keeps a slowly written command pending under its own deadline until the result arrives', async () => {
     const { server, peer } = await socketPair();
     const broker = new BrowserControlBroker({ developerMode: false, commandTimeoutSeconds: 10 });

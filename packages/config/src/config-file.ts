@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { Document, isMap, isScalar, parseDocument, type YAMLError } from 'yaml';
+import { Document, isMap, isScalar, LineCounter, parseDocument, visit, type YAMLError } from 'yaml';
 import { writeFileAtomicSync } from './atomic-write.js';
 import { ConfigParseError, HermesConfigError } from './errors.js';
 import { getHermesHome } from './home.js';
@@ -33,11 +33,57 @@ function parseError(file: string, error: YAMLError): ConfigParseError {
   });
 }
 
+/** How many alias expansions a config may use; more is a "billion laughs" document. */
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The YAML parser accepts an alias with no anchor before it, and an alias bomb, and only fails
+ * when the document is turned into data — with a bare ReferenceError. Check both here so they
+ * surface as located parse errors instead of a stack trace.
+ */
+function checkAliases(document: Document, file: string, lineCounter: LineCounter): void {
+  let first: { offset: number; reason: string } | undefined;
+  visit(document, {
+    Alias(_key, node) {
+      const offset = node.range?.[0] ?? 0;
+      if (node.resolve(document) === undefined) {
+        // The alias name is not echoed: a value pasted unquoted as `*sk-…` would be a secret.
+        first = {
+          offset,
+          reason:
+            'an alias (*name) has no anchor (&name) before it; quote the value if * is literal',
+        };
+        return visit.BREAK;
+      }
+      first ??= { offset, reason: '' };
+      return undefined;
+    },
+  });
+  if (first === undefined) return;
+  let reason = first.reason;
+  if (reason === '') {
+    try {
+      document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      return;
+    } catch {
+      reason = `aliases expand to too much data (more than ${MAX_ALIAS_COUNT} expansions)`;
+    }
+  }
+  const position = lineCounter.linePos(first.offset);
+  throw new ConfigParseError({ file, line: position.line, column: position.col, reason });
+}
+
 /** Parses YAML text as a config document. Throws `ConfigParseError` / `config_invalid`. */
 export function parseConfigText(text: string, file: string): Document {
-  const document: Document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const document: Document = parseDocument(text, {
+    prettyErrors: true,
+    uniqueKeys: true,
+    lineCounter,
+  });
   const first = document.errors[0];
   if (first) throw parseError(file, first);
+  checkAliases(document, file, lineCounter);
   const contents = document.contents;
   const isEmpty = contents === null || (isScalar(contents) && contents.value === null);
   if (!isEmpty && !isMap(contents)) {
@@ -75,7 +121,7 @@ export function readConfigData(home: string = getHermesHome()): Record<string, u
 }
 
 export function documentData(document: Document): Record<string, unknown> {
-  const data = document.toJS({ maxAliasCount: 100 }) as unknown;
+  const data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
   return data !== null && typeof data === 'object' && !Array.isArray(data)
     ? (data as Record<string, unknown>)
     : {};

@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { applyEnvFile, readEnvFile } from './dotenv.js';
+import { HermesConfigError } from './errors.js';
 
 describe('.env loading', () => {
   it('parses quoted values, comments and export-free lines', async () => {
@@ -30,5 +31,21 @@ describe('.env loading', () => {
   it('treats a missing file as empty', async () => {
     const home = (await tempHome()).path;
     expect(readEnvFile(home)).toEqual({});
+  });
+
+  it('reports an unreadable .env as a config error naming the file', async () => {
+    const home = (await tempHome()).path;
+    mkdirSync(path.join(home, '.env'));
+    let caught: unknown;
+    try {
+      readEnvFile(home);
+    } catch (error) {
+      caught = error;
+    }
+    expect(HermesConfigError.isInstance(caught)).toBe(true);
+    expect((caught as HermesConfigError).code).toBe('config_invalid');
+    expect((caught as HermesConfigError).message).toBe(
+      `${path.join(home, '.env')}: cannot be read (EISDIR)`,
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import { HermesConfigError } from './errors.js';
 import { getHermesHome } from './home.js';
 
 /** `<home>/.env`, where secrets live (API keys, tokens). */
@@ -9,16 +10,23 @@ export function getEnvFilePath(home: string = getHermesHome()): string {
 }
 
 /**
- * Parses `<home>/.env` into a map. A missing file is an empty map. Values are secrets: callers
- * must never log them (log key names at most).
+ * Parses `<home>/.env` into a map. A missing file is an empty map; an unreadable one is a
+ * `config_invalid` error naming the file. Values are secrets: callers must never log them (log key
+ * names at most).
  */
 export function readEnvFile(home: string = getHermesHome()): Record<string, string> {
+  const file = getEnvFilePath(home);
   let text: string;
   try {
-    text = readFileSync(getEnvFilePath(home), 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return {};
+    throw new HermesConfigError({
+      code: 'config_invalid',
+      message: `${file}: cannot be read (${code ?? 'error'})`,
+      cause: error,
+    });
   }
   const parsed = parseEnv(text) as Record<string, string | undefined>;
   const result: Record<string, string> = {};

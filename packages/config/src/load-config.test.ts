@@ -1,13 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_LOOP_WATCHDOG_INTERVAL_S,
   DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
   DEFAULT_LOOP_WATCHDOG_TIMEOUT_S,
+  DEFAULT_STARTUP_RESTORE_DRAIN_TIMEOUT_S,
 } from './defaults.js';
 import { ConfigParseError, HermesConfigError } from './errors.js';
+import { withHomeScope } from './home.js';
 import { loadConfig } from './load-config.js';
 
 async function homeWithConfig(yaml: string | undefined): Promise<string> {
@@ -18,6 +20,15 @@ async function homeWithConfig(yaml: string | undefined): Promise<string> {
 
 async function gatewayFor(yaml: string, env: NodeJS.ProcessEnv = {}) {
   return loadConfig({ home: await homeWithConfig(yaml), env }).config.gateway;
+}
+
+function catchError(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
 }
 
 function watchdog(gateway: Awaited<ReturnType<typeof gatewayFor>>) {
@@ -44,21 +55,58 @@ describe('loadConfig: missing and invalid files', () => {
   });
 
   it('names the file, line and column of invalid YAML', async () => {
+    // The "@" that cannot start a plain value sits on line 2, column 18.
+    const home = await homeWithConfig('gateway:\n  loop_watchdog: @on\n');
+    const parseError = catchError(() => loadConfig({ home }));
+    expect(parseError).toBeInstanceOf(ConfigParseError);
+    const located = parseError as ConfigParseError;
+    expect(located.code).toBe('config_parse_error');
+    expect(located.file).toBe(path.join(home, 'config.yaml'));
+    expect([located.line, located.column]).toEqual([2, 18]);
+    expect(located.message.startsWith(`${located.file}:2:18: invalid YAML: `)).toBe(true);
+  });
+
+  it('locates an unclosed flow sequence at the line where it fails', async () => {
     const home = await homeWithConfig(
       'model:\n  default: gpt\n  provider: [unclosed\ngateway: {}\n',
     );
-    let caught: unknown;
-    try {
-      loadConfig({ home });
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught).toBeInstanceOf(ConfigParseError);
-    const parseError = caught as ConfigParseError;
+    const parseError = catchError(() => loadConfig({ home })) as ConfigParseError;
     expect(parseError.code).toBe('config_parse_error');
-    expect(parseError.file).toBe(path.join(home, 'config.yaml'));
-    expect(parseError.line).toBeGreaterThanOrEqual(3);
-    expect(parseError.message).toMatch(new RegExp(`^${parseError.file}:\\d+:\\d+: invalid YAML`));
+    expect([parseError.line, parseError.column]).toEqual([4, 1]);
+  });
+
+  it('reports an alias without an anchor as a located parse error that hides the alias name', async () => {
+    const home = await homeWithConfig('model:\n  default: x\n  api_key: *sk-secret-123\n');
+    const parseError = catchError(() => loadConfig({ home }));
+    expect(parseError).toBeInstanceOf(ConfigParseError);
+    expect([
+      (parseError as ConfigParseError).line,
+      (parseError as ConfigParseError).column,
+    ]).toEqual([3, 12]);
+    expect((parseError as ConfigParseError).message).toMatch(/has no anchor/);
+    expect((parseError as ConfigParseError).message).not.toMatch(/sk-secret/);
+  });
+
+  it('reports an alias bomb as a parse error instead of expanding it', async () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (const [index, name] of ['b', 'c', 'd', 'e'].entries()) {
+      const previous = `*${'abcd'[index]}`;
+      levels.push(`${name}: &${name} [${Array(9).fill(previous).join(', ')}]`);
+    }
+    const home = await homeWithConfig(`${levels.join('\n')}\n`);
+    const parseError = catchError(() => loadConfig({ home }));
+    expect(parseError).toBeInstanceOf(ConfigParseError);
+    expect((parseError as ConfigParseError).message).toMatch(/aliases expand to too much data/);
+  });
+
+  it('still resolves ordinary anchors and aliases', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        'defaults: &shared [web, files]\nplatform_toolsets:\n  cli: *shared\n',
+      ),
+      env: {},
+    });
+    expect(loaded.config.platformToolsets).toEqual({ cli: ['web', 'files'] });
   });
 
   it('rejects a top level that is not a mapping', async () => {
@@ -140,6 +188,103 @@ describe('loadConfig: loop watchdog knobs and clamps', () => {
     expect(gateway.loopWatchdog).toBe(false);
     // The top-level 0 is present, so it wins — and then degrades to the default, not to the nested 9.
     expect(gateway.loopWatchdogMaxStrikes).toBe(3);
+  });
+});
+
+describe('loadConfig: warnings for ignored values', () => {
+  it('names each knob that fell back to its default, without echoing the value', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        [
+          'loop_watchdog_probe_interval_s: 86400',
+          'gateway:',
+          '  loop_watchdog: flase',
+          '  loop_watchdog_max_strikes: .inf',
+          'delegation:',
+          '  max_iterations: lots',
+          'api_server:',
+          '  port: 70000',
+          'platforms:',
+          '  telegram:',
+          '    enabled: maybe',
+          '',
+        ].join('\n'),
+      ),
+      env: {},
+    });
+    expect(loaded.config.gateway.loopWatchdogProbeIntervalS).toBe(30);
+    expect(loaded.config.gateway.loopWatchdog).toBe(true);
+    const warnings = loaded.warnings.join('\n');
+    expect(warnings).toMatch(
+      /: loop_watchdog_probe_interval_s must be a finite number from 1 to 3600; using the default 30/,
+    );
+    expect(warnings).toMatch(
+      /: gateway\.loop_watchdog must be true or false .*using the default true/,
+    );
+    expect(warnings).toMatch(
+      /: gateway\.loop_watchdog_max_strikes must be a whole number from 1 to 1000/,
+    );
+    expect(warnings).toMatch(/: delegation\.max_iterations must be a whole number of at least 1/);
+    expect(warnings).toMatch(/: api_server\.port must be a whole number from 0 to 65535/);
+    expect(warnings).toMatch(/: platforms\.telegram\.enabled must be true or false/);
+    expect(loaded.warnings).toHaveLength(6);
+    for (const value of ['86400', 'flase', 'lots', '70000', 'maybe']) {
+      expect(warnings).not.toContain(value);
+    }
+  });
+
+  it('stays quiet for absent and null knobs', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig('gateway:\n  loop_watchdog:\ndelegation:\n  max_iterations: ~\n'),
+      env: {},
+    });
+    expect(loaded.warnings).toEqual([]);
+  });
+});
+
+describe('loadConfig: startup restore gate timeout', () => {
+  async function restoreTimeout(yaml: string, env: NodeJS.ProcessEnv = {}) {
+    const loaded = loadConfig({ home: await homeWithConfig(yaml), env });
+    return { value: loaded.config.gateway.startupRestoreDrainTimeoutS, warnings: loaded.warnings };
+  }
+
+  it('defaults to 30 s and reads agent.gateway_startup_restore_drain_timeout', async () => {
+    expect((await restoreTimeout('{}')).value).toBe(DEFAULT_STARTUP_RESTORE_DRAIN_TIMEOUT_S);
+    expect(
+      (await restoreTimeout('agent:\n  gateway_startup_restore_drain_timeout: 12.5\n')).value,
+    ).toBe(12.5);
+  });
+
+  it('keeps values at or below 0, which mean "wait for all boot work"', async () => {
+    expect(
+      (await restoreTimeout('agent:\n  gateway_startup_restore_drain_timeout: 0\n')).value,
+    ).toBe(0);
+    expect(
+      (await restoreTimeout('agent:\n  gateway_startup_restore_drain_timeout: -1\n')).value,
+    ).toBe(-1);
+  });
+
+  it('lets HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT win over config', async () => {
+    const yaml = 'agent:\n  gateway_startup_restore_drain_timeout: 12\n';
+    expect((await restoreTimeout(yaml, { HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT: '5' })).value).toBe(
+      5,
+    );
+    expect((await restoreTimeout(yaml, { HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT: '  ' })).value).toBe(
+      12,
+    );
+  });
+
+  it('degrades .inf and junk to the default with a warning naming the source', async () => {
+    const fromFile = await restoreTimeout(
+      'agent:\n  gateway_startup_restore_drain_timeout: .inf\n',
+    );
+    expect(fromFile.value).toBe(30);
+    expect(fromFile.warnings.join('\n')).toMatch(
+      /agent\.gateway_startup_restore_drain_timeout must be/,
+    );
+    const fromEnv = await restoreTimeout('{}', { HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT: 'soon' });
+    expect(fromEnv.value).toBe(30);
+    expect(fromEnv.warnings.join('\n')).toMatch(/HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT must be/);
   });
 });
 
@@ -273,10 +418,48 @@ describe('loadConfig: other sections', () => {
     });
   });
 
+  it('reads gateway.multiplex_profile_allowlist and multiplex_profiles from either level', async () => {
+    const nested = await gatewayFor(
+      'gateway:\n  multiplex_profiles: yes\n  multiplex_profile_allowlist: [work, home]\n',
+    );
+    expect(nested.multiplexProfiles).toBe(true);
+    expect(nested.multiplexProfileAllowlist).toEqual(['work', 'home']);
+    const topLevel = await gatewayFor(
+      'multiplex_profiles: false\ngateway:\n  multiplex_profiles: true\n',
+    );
+    expect(topLevel.multiplexProfiles).toBe(false);
+    expect(topLevel.multiplexProfileAllowlist).toBeUndefined();
+  });
+
   it('keeps unknown keys in raw', async () => {
     const loaded = loadConfig({
       home: await homeWithConfig('honcho:\n  workspace: x\nmodel: m\n'),
     });
     expect(loaded.raw.honcho).toEqual({ workspace: 'x' });
+  });
+});
+
+describe('loadConfig: API_SERVER_KEY as a secret', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("reads the process environment outside a scope, but never the owner's key inside a profile's secret scope", async () => {
+    vi.stubEnv('API_SERVER_KEY', 'owner-key');
+    const home = await homeWithConfig('{}');
+    expect(loadConfig({ home }).config.apiServer.key).toBe('owner-key');
+    withHomeScope({ home, secrets: {} }, () => {
+      expect(loadConfig().config.apiServer.key).toBeUndefined();
+    });
+    withHomeScope({ home, secrets: { API_SERVER_KEY: 'profile-key' } }, () => {
+      expect(loadConfig().config.apiServer.key).toBe('profile-key');
+    });
+  });
+
+  it('prefers api_server.key in config.yaml over any secret', async () => {
+    const home = await homeWithConfig('api_server:\n  key: from-config\n');
+    expect(loadConfig({ home, env: { API_SERVER_KEY: 'from-env' } }).config.apiServer.key).toBe(
+      'from-config',
+    );
   });
 });

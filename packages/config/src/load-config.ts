@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
+import { coerceNumber, type NumberRange } from './coerce.js';
 import { documentData, readConfigDocument } from './config-file.js';
 import {
   apiServerSectionSchema,
@@ -37,7 +37,8 @@ import {
   LOOP_WATCHDOG_TIMEOUT_RANGE,
 } from './defaults.js';
 import { readEnvBoolean, readGatewayKey } from './gateway-keys.js';
-import { getHermesHome } from './home.js';
+import { getHermesHome, getSecret } from './home.js';
+import { booleanKnob, integerKnob, numberKnob, type Warn } from './knobs.js';
 
 export interface ModelConfig {
   readonly model: string;
@@ -121,7 +122,11 @@ export interface ApiServerConfig {
   readonly enabled: boolean;
   readonly host: string;
   readonly port: number;
-  /** `api_server.key`, else `API_SERVER_KEY` from the environment or the home's `.env`. */
+  /**
+   * `api_server.key`, else the `API_SERVER_KEY` secret: from `env` when one is passed, else from
+   * the current secret scope (`withHomeScope`), else `process.env` (where `applyEnvFile` puts the
+   * home's `.env`).
+   */
   readonly key: string | undefined;
   readonly maxRequestBytes: number;
 }
@@ -149,11 +154,12 @@ export interface LoadedConfig {
 
 export interface LoadConfigOptions {
   readonly home?: string;
-  /** Environment for env overrides (default `process.env`). */
+  /**
+   * Environment for env overrides and secrets (default `process.env`, with secrets read through
+   * `getSecret` so a profile's secret scope is honoured).
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
-
-type Warn = (message: string) => void;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -242,27 +248,41 @@ function resolveAuxiliary(value: unknown, warn: Warn): AuxiliaryConfig {
   return {
     review: tasks.review as AuxiliaryTaskConfig,
     tasks,
-    transientRetries: coerceInteger(
-      section.transient_retries,
-      DEFAULT_AUXILIARY_TRANSIENT_RETRIES,
-      AUXILIARY_TRANSIENT_RETRIES_RANGE,
-    ),
+    transientRetries: integerKnob(section.transient_retries, DEFAULT_AUXILIARY_TRANSIENT_RETRIES, {
+      key: 'auxiliary.transient_retries',
+      range: AUXILIARY_TRANSIENT_RETRIES_RANGE,
+      warn,
+    }),
   };
 }
 
 function resolveDelegation(value: unknown, env: NodeJS.ProcessEnv, warn: Warn): DelegationConfig {
   const section = parseLenient(delegationSectionSchema, value, 'delegation', warn);
-  const concurrentRaw = section.max_concurrent_children ?? env.DELEGATION_MAX_CONCURRENT_CHILDREN;
-  const timeoutRaw = section.child_timeout_seconds ?? env.DELEGATION_CHILD_TIMEOUT_SECONDS;
-  const childTimeout = coerceNumber(timeoutRaw, 0, { min: 0 });
-  const spawnDepth = coerceInteger(section.max_spawn_depth, DEFAULT_DELEGATION_MAX_SPAWN_DEPTH);
+  // The environment fallbacks apply only when the key is absent; warnings name the source used.
+  const fromEnv = (key: string, envName: string): { value: unknown; key: string } =>
+    section[key] === null || section[key] === undefined
+      ? { value: env[envName]?.trim() || undefined, key: envName }
+      : { value: section[key], key: `delegation.${key}` };
+  const concurrent = fromEnv('max_concurrent_children', 'DELEGATION_MAX_CONCURRENT_CHILDREN');
+  const timeout = fromEnv('child_timeout_seconds', 'DELEGATION_CHILD_TIMEOUT_SECONDS');
+  const childTimeout = numberKnob(timeout.value, 0, { key: timeout.key, range: { min: 0 }, warn });
+  const spawnDepth = integerKnob(section.max_spawn_depth, DEFAULT_DELEGATION_MAX_SPAWN_DEPTH, {
+    key: 'delegation.max_spawn_depth',
+    warn,
+  });
   if (spawnDepth < 1) warn(`delegation.max_spawn_depth ${spawnDepth} is below floor 1; using 1`);
-  const compression = coerceInteger(section.compression_threshold_tokens, 0, { min: 0 });
+  const compression = integerKnob(section.compression_threshold_tokens, 0, {
+    key: 'delegation.compression_threshold_tokens',
+    range: { min: 0 },
+    warn,
+  });
   if (compression > 0 && compression < DELEGATION_COMPRESSION_THRESHOLD_MIN_TOKENS) {
     warn(
       `delegation.compression_threshold_tokens must be at least ${DELEGATION_COMPRESSION_THRESHOLD_MIN_TOKENS}; ignored`,
     );
   }
+  const flag = (key: string, defaultValue: boolean) =>
+    booleanKnob(section[key], defaultValue, { key: `delegation.${key}`, warn });
   const reasoning = section.reasoning_effort;
   return {
     model: text(section.model),
@@ -272,41 +292,41 @@ function resolveDelegation(value: unknown, env: NodeJS.ProcessEnv, warn: Warn): 
     apiMode: text(section.api_mode),
     requestOverrides: section.request_overrides ?? undefined,
     fallbackProviders: section.fallback_providers ?? undefined,
-    maxIterations: coerceInteger(section.max_iterations, DEFAULT_DELEGATION_MAX_ITERATIONS, {
-      min: 1,
+    maxIterations: integerKnob(section.max_iterations, DEFAULT_DELEGATION_MAX_ITERATIONS, {
+      key: 'delegation.max_iterations',
+      range: { min: 1 },
+      warn,
     }),
     maxConcurrentChildren: Math.max(
       1,
-      coerceInteger(concurrentRaw, DEFAULT_DELEGATION_MAX_CONCURRENT_CHILDREN),
+      integerKnob(concurrent.value, DEFAULT_DELEGATION_MAX_CONCURRENT_CHILDREN, {
+        key: concurrent.key,
+        warn,
+      }),
     ),
     maxSpawnDepth: Math.max(1, spawnDepth),
-    orchestratorEnabled: coerceBoolean(section.orchestrator_enabled, true),
+    orchestratorEnabled: flag('orchestrator_enabled', true),
     childTimeoutSeconds:
       childTimeout > 0 ? Math.max(DELEGATION_CHILD_TIMEOUT_FLOOR_S, childTimeout) : 0,
     reasoningEffort: reasoning === false ? 'none' : typeof reasoning === 'string' ? reasoning : '',
-    subagentAutoApprove: coerceBoolean(section.subagent_auto_approve, false),
-    inheritMcpToolsets: coerceBoolean(section.inherit_mcp_toolsets, true),
+    subagentAutoApprove: flag('subagent_auto_approve', false),
+    inheritMcpToolsets: flag('inherit_mcp_toolsets', true),
     defaultToolsets: section.default_toolsets ?? undefined,
-    maxSummaryChars: coerceInteger(
-      section.max_summary_chars,
-      DEFAULT_DELEGATION_MAX_SUMMARY_CHARS,
-      {
-        min: 0,
-      },
-    ),
-    independentCompletions: coerceBoolean(section.independent_completions, false),
-    worktreeIsolation: coerceBoolean(section.worktree_isolation, false),
-    oneshotMaxChildren: coerceInteger(
+    maxSummaryChars: integerKnob(section.max_summary_chars, DEFAULT_DELEGATION_MAX_SUMMARY_CHARS, {
+      key: 'delegation.max_summary_chars',
+      range: { min: 0 },
+      warn,
+    }),
+    independentCompletions: flag('independent_completions', false),
+    worktreeIsolation: flag('worktree_isolation', false),
+    oneshotMaxChildren: integerKnob(
       section.oneshot_max_children,
       DEFAULT_DELEGATION_ONESHOT_MAX_CHILDREN,
-      { min: 0 },
+      { key: 'delegation.oneshot_max_children', range: { min: 0 }, warn },
     ),
     compressionThresholdTokens:
       compression >= DELEGATION_COMPRESSION_THRESHOLD_MIN_TOKENS ? compression : 0,
-    surfaceChildProcessNotifications: coerceBoolean(
-      section.surface_child_process_notifications,
-      false,
-    ),
+    surfaceChildProcessNotifications: flag('surface_child_process_notifications', false),
   };
 }
 
@@ -322,33 +342,53 @@ export function resolveGatewayConfig(
   const nested = parseLenient(gatewaySectionSchema, raw.gateway, 'gateway', warn);
   const multiplexEnv = readEnvBoolean(env, 'GATEWAY_MULTIPLEX_PROFILES');
   if (multiplexEnv.warning) warn(multiplexEnv.warning);
+  // Name the key where the user wrote it: the top level wins by presence (see readGatewayKey).
+  const where = (key: string) => (Object.hasOwn(raw, key) ? key : `gateway.${key}`);
+  const gatewayNumber = (key: string, defaultValue: number, range: NumberRange) =>
+    numberKnob(readGatewayKey(raw, key), defaultValue, { key: where(key), range, warn });
   const agent = isRecord(raw.agent) ? raw.agent : {};
-  const restoreRaw =
-    env.HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT?.trim() || agent.gateway_startup_restore_drain_timeout;
+  const restoreEnv = env.HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT?.trim();
   return {
-    loopWatchdog: coerceBoolean(
-      readGatewayKey(raw, 'loop_watchdog'),
-      DEFAULT_LOOP_WATCHDOG_ENABLED,
-    ),
-    loopWatchdogProbeIntervalS: coerceNumber(
-      readGatewayKey(raw, 'loop_watchdog_probe_interval_s'),
+    loopWatchdog: booleanKnob(readGatewayKey(raw, 'loop_watchdog'), DEFAULT_LOOP_WATCHDOG_ENABLED, {
+      key: where('loop_watchdog'),
+      warn,
+    }),
+    loopWatchdogProbeIntervalS: gatewayNumber(
+      'loop_watchdog_probe_interval_s',
       DEFAULT_LOOP_WATCHDOG_INTERVAL_S,
       LOOP_WATCHDOG_INTERVAL_RANGE,
     ),
-    loopWatchdogProbeTimeoutS: coerceNumber(
-      readGatewayKey(raw, 'loop_watchdog_probe_timeout_s'),
+    loopWatchdogProbeTimeoutS: gatewayNumber(
+      'loop_watchdog_probe_timeout_s',
       DEFAULT_LOOP_WATCHDOG_TIMEOUT_S,
       LOOP_WATCHDOG_TIMEOUT_RANGE,
     ),
-    loopWatchdogMaxStrikes: coerceInteger(
+    loopWatchdogMaxStrikes: integerKnob(
       readGatewayKey(raw, 'loop_watchdog_max_strikes'),
       DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
-      LOOP_WATCHDOG_MAX_STRIKES_RANGE,
+      { key: where('loop_watchdog_max_strikes'), range: LOOP_WATCHDOG_MAX_STRIKES_RANGE, warn },
     ),
     multiplexProfiles:
-      multiplexEnv.value ?? coerceBoolean(readGatewayKey(raw, 'multiplex_profiles'), false),
+      multiplexEnv.value ??
+      booleanKnob(readGatewayKey(raw, 'multiplex_profiles'), false, {
+        key: where('multiplex_profiles'),
+        warn,
+      }),
     multiplexProfileAllowlist: nested.multiplex_profile_allowlist ?? undefined,
-    startupRestoreDrainTimeoutS: coerceNumber(restoreRaw, DEFAULT_STARTUP_RESTORE_DRAIN_TIMEOUT_S),
+    // No range: a value ≤ 0 is meaningful (wait for all boot work).
+    startupRestoreDrainTimeoutS: restoreEnv
+      ? numberKnob(restoreEnv, DEFAULT_STARTUP_RESTORE_DRAIN_TIMEOUT_S, {
+          key: 'HERMES_STARTUP_RESTORE_DRAIN_TIMEOUT',
+          warn,
+        })
+      : numberKnob(
+          agent.gateway_startup_restore_drain_timeout,
+          DEFAULT_STARTUP_RESTORE_DRAIN_TIMEOUT_S,
+          {
+            key: 'agent.gateway_startup_restore_drain_timeout',
+            warn,
+          },
+        ),
   };
 }
 
@@ -376,7 +416,8 @@ function resolvePlatforms(value: unknown, warn: Warn): Record<string, PlatformCo
   }
   for (const [name, block] of Object.entries(value)) {
     const section = parseLenient(platformSchema, block, `platforms.${name}`, warn);
-    platforms[name] = { enabled: coerceBoolean(section.enabled, false), settings: section };
+    const enabled = booleanKnob(section.enabled, false, { key: `platforms.${name}.enabled`, warn });
+    platforms[name] = { enabled, settings: section };
   }
   return platforms;
 }
@@ -402,22 +443,34 @@ function resolvePlatformToolsets(value: unknown, warn: Warn): Record<string, str
   return result;
 }
 
-function resolveApiServer(value: unknown, env: NodeJS.ProcessEnv, warn: Warn): ApiServerConfig {
+function resolveApiServer(value: unknown, secret: SecretLookup, warn: Warn): ApiServerConfig {
   const section = parseLenient(apiServerSectionSchema, value, 'api_server', warn);
-  const key = text(section.key) || env.API_SERVER_KEY?.trim() || undefined;
+  const key = text(section.key) || secret('API_SERVER_KEY')?.trim() || undefined;
   return {
-    enabled: coerceBoolean(section.enabled, true),
+    enabled: booleanKnob(section.enabled, true, { key: 'api_server.enabled', warn }),
     host: text(section.host) || DEFAULT_API_SERVER_HOST,
-    port: coerceInteger(section.port, DEFAULT_API_SERVER_PORT, { min: 0, max: 65_535 }),
+    port: integerKnob(section.port, DEFAULT_API_SERVER_PORT, {
+      key: 'api_server.port',
+      range: { min: 0, max: 65_535 },
+      warn,
+    }),
     key,
-    maxRequestBytes: coerceInteger(
-      section.max_request_bytes,
-      DEFAULT_API_SERVER_MAX_REQUEST_BYTES,
-      {
-        min: 1,
-      },
-    ),
+    maxRequestBytes: integerKnob(section.max_request_bytes, DEFAULT_API_SERVER_MAX_REQUEST_BYTES, {
+      key: 'api_server.max_request_bytes',
+      range: { min: 1 },
+      warn,
+    }),
   };
+}
+
+type SecretLookup = (name: string) => string | undefined;
+
+/**
+ * Secrets come from the explicit `env` when one is given; otherwise from `getSecret`, so inside a
+ * profile's secret scope a missing key stays missing instead of borrowing the process owner's.
+ */
+function secretLookup(env: NodeJS.ProcessEnv | undefined): SecretLookup {
+  return env ? (name) => env[name] : getSecret;
 }
 
 /** Resolves typed config from already-parsed data (unknown keys are ignored, not rejected). */
@@ -426,6 +479,7 @@ export function resolveConfig(
   options: { env?: NodeJS.ProcessEnv; warn?: Warn } = {},
 ): HermesConfig {
   const env = options.env ?? process.env;
+  const secret = secretLookup(options.env);
   const warn = options.warn ?? (() => {});
   const top = parseLenient(topLevelSchema, raw, 'config', warn);
   return {
@@ -436,7 +490,7 @@ export function resolveConfig(
     browser: resolveBrowserConfig(top),
     platforms: resolvePlatforms(top.platforms, warn),
     platformToolsets: resolvePlatformToolsets(top.platform_toolsets, warn),
-    apiServer: resolveApiServer(top.api_server, env, warn),
+    apiServer: resolveApiServer(top.api_server, secret, warn),
   };
 }
 
@@ -450,9 +504,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const { file, exists, document } = readConfigDocument(home);
   const raw = documentData(document);
   const warnings: string[] = [];
-  const config = resolveConfig(raw, {
-    env: options.env ?? process.env,
-    warn: (message) => warnings.push(`${file}: ${message}`),
-  });
+  const warn = (message: string) => warnings.push(`${file}: ${message}`);
+  const config = resolveConfig(raw, options.env ? { env: options.env, warn } : { warn });
   return { file, exists, raw, config, warnings };
 }

@@ -77,6 +77,16 @@ describe('createProfile and listProfiles', () => {
     expect(listProfiles().map((profile) => profile.name)).toEqual(['default', 'alpha', 'beta']);
   });
 
+  it('lists and creates from the default root inside a per-task profile override', () => {
+    const alpha = createProfile('alpha');
+    withHome(alpha, () => {
+      const beta = createProfile('beta');
+      expect(beta).toBe(path.join(root, 'profiles', 'beta'));
+      expect(listProfiles().map((profile) => profile.name)).toEqual(['default', 'alpha', 'beta']);
+    });
+    expect(existsSync(path.join(alpha, 'profiles'))).toBe(false);
+  });
+
   it('skips entries that are not valid profile folders and reports parked ones', () => {
     createProfile('work');
     createProfile('parked');

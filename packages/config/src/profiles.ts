@@ -105,9 +105,10 @@ export function getActiveProfileName(home: string = getHermesHome()): string {
  * an invalid name, an unresolvable path — answers false: a process that cannot prove who it is
  * must not answer as anyone.
  */
-export function profileMatchesHome(name: string, home: string = getHermesHome()): boolean {
+export function profileMatchesHome(name: string, home?: string): boolean {
   try {
-    return canonicalPath(getProfileDir(name)) === canonicalPath(home);
+    // Resolving the current home can throw too (no HOME, no passwd entry): that is doubt, not a crash.
+    return canonicalPath(getProfileDir(name)) === canonicalPath(home ?? getHermesHome());
   } catch {
     return false;
   }
@@ -160,13 +161,18 @@ export function createProfile(name: string, root: string = getDefaultHermesRoot(
     });
   }
   const home = getProfileDir(normalized, root);
-  if (existsSync(home)) {
+  mkdirSync(path.dirname(home), { recursive: true, mode: 0o700 });
+  try {
+    // Not recursive: the mkdir itself is the existence check, so two concurrent creators cannot
+    // both believe they made the profile.
+    mkdirSync(home, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     throw new HermesConfigError({
       code: 'profile_exists',
       message: `profile "${normalized}" already exists at ${home}`,
     });
   }
-  mkdirSync(home, { recursive: true, mode: 0o700 });
   for (const folder of PROFILE_SUBDIRECTORIES) {
     mkdirSync(path.join(home, folder), { recursive: true, mode: 0o700 });
   }

@@ -67,6 +67,86 @@ describe('startModelServer', () => {
     }
   });
 
+  it("lets the official client's streaming tool runner call the tool and finish the turn", async () => {
+    const server = await startModelServer({
+      script: [
+        {
+          text: 'Let me look.',
+          toolCalls: [{ id: 'call_7', name: 'add', arguments: { a: 2, b: 40 } }],
+          chunkSize: 3,
+        },
+        (request) => {
+          const messages = (request.body as { messages: Array<{ role: string; content: string }> })
+            .messages;
+          return { text: `The sum is ${messages.at(-1)?.content}.`, chunkSize: 4 };
+        },
+      ],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const calls: unknown[] = [];
+      const runner = client.chat.completions.runTools({
+        model: 'test-model',
+        stream: true,
+        messages: [{ role: 'user', content: 'what is 2 + 40?' }],
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'add',
+              description: 'Adds two numbers.',
+              parameters: {
+                type: 'object',
+                properties: { a: { type: 'number' }, b: { type: 'number' } },
+              },
+              parse: JSON.parse,
+              function: (args: { a: number; b: number }) => {
+                calls.push(args);
+                return String(args.a + args.b);
+              },
+            },
+          },
+        ],
+      });
+      expect(await runner.finalContent()).toBe('The sum is 42.');
+      expect(calls).toEqual([{ a: 2, b: 40 }]);
+      const assistant = runner.messages.find((message) => message.role === 'assistant');
+      expect(assistant).toMatchObject({
+        content: 'Let me look.',
+        tool_calls: [{ id: 'call_7', function: { name: 'add', arguments: '{"a":2,"b":40}' } }],
+      });
+      const second = server.modelRequests[1]?.body as {
+        stream: boolean;
+        messages: Array<{ role: string; tool_call_id?: string }>;
+      };
+      expect(second.stream).toBe(true);
+      expect(second.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_7' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers a non-streamed tool call with tool_calls and finish_reason tool_calls', async () => {
+    const server = await startModelServer({
+      script: [{ toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"q":"x"}' }] }],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const completion = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      const choice = completion.choices[0];
+      expect(choice?.finish_reason).toBe('tool_calls');
+      expect(choice?.message.content).toBeNull();
+      expect(choice?.message.tool_calls).toEqual([
+        { id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } },
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('streams plain text in several deltas', async () => {
     const server = await startModelServer({
       script: [{ text: 'hello there, general', chunkSize: 4 }],

@@ -1,7 +1,32 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isProcessRunning, spawnProcess } from './spawn-process.js';
 import { tempHome } from './temp-home.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function connects(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 
 describe('spawnProcess', () => {
   it('waits for a readiness line and parses a port from it', async () => {
@@ -34,6 +59,42 @@ describe('spawnProcess', () => {
     expect(isProcessRunning(grandchild)).toBe(false);
   });
 
+  it('runs the command with the given environment and collects its output', async () => {
+    const child = await spawnProcess({
+      command: process.execPath,
+      args: ['-e', 'console.log("probe=" + process.env.TESTKIT_PROBE); console.error("to stderr")'],
+      env: { ...process.env, TESTKIT_PROBE: 'from-the-test' },
+      readyLine: 'to stderr',
+    });
+    await child.exited;
+    expect(child.stdout()).toBe('probe=from-the-test\n');
+    expect(child.stderr()).toBe('to stderr\n');
+  });
+
+  it('waits for a port to accept connections when asked to', async () => {
+    const port = await freePort();
+    await spawnProcess({
+      command: process.execPath,
+      args: [
+        '-e',
+        `setTimeout(() => require('net').createServer().listen(${port}, '127.0.0.1'), 300)`,
+      ],
+      readyPort: port,
+    });
+    expect(await connects(port)).toBe(true);
+  });
+
+  it('reports an early exit instead of waiting for the port forever', async () => {
+    const port = await freePort();
+    await expect(
+      spawnProcess({
+        command: process.execPath,
+        args: ['-e', 'console.error("no listener"); process.exit(4)'],
+        readyPort: port,
+      }),
+    ).rejects.toThrow(/exited .* before 127\.0\.0\.1:\d+ accepted connections.*no listener/s);
+  });
+
   it('reports an early exit instead of waiting for the readiness line forever', async () => {
     await expect(
       spawnProcess({
@@ -45,10 +106,35 @@ describe('spawnProcess', () => {
   });
 });
 
+describe('cleanup when the test ends', () => {
+  let leftRunning = -1;
+  let leftHome = '';
+
+  it('leaves a process and a temp home behind on purpose', async () => {
+    const child = await spawnProcess({
+      command: process.execPath,
+      args: ['-e', 'console.log("up"); setInterval(() => {}, 1000)'],
+      readyLine: 'up',
+    });
+    leftRunning = child.pid;
+    leftHome = (await tempHome()).path;
+    expect(isProcessRunning(leftRunning)).toBe(true);
+    expect(existsSync(leftHome)).toBe(true);
+  });
+
+  it('finds both gone in the next test', () => {
+    expect(leftRunning).toBeGreaterThan(0);
+    expect(isProcessRunning(leftRunning)).toBe(false);
+    expect(leftHome).not.toBe('');
+    expect(existsSync(leftHome)).toBe(false);
+  });
+});
+
 describe('tempHome', () => {
   it('creates a private empty folder and removes it', async () => {
     const home = await tempHome();
-    expect(existsSync(home.path)).toBe(true);
+    expect(statSync(home.path).mode & 0o777).toBe(0o700);
+    expect(readdirSync(home.path)).toEqual([]);
     await home.remove();
     expect(existsSync(home.path)).toBe(false);
   });

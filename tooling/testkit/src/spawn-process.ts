@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { onTestFinished } from 'vitest';
 
 export interface SpawnProcessOptions {
@@ -9,7 +10,9 @@ export interface SpawnProcessOptions {
   readonly cwd?: string;
   /** Wait for a stdout/stderr line matching this before resolving. */
   readonly readyLine?: RegExp | string;
-  /** How long to wait for `readyLine` (default 15 s). */
+  /** Wait until a TCP connection to `127.0.0.1:<readyPort>` succeeds before resolving. */
+  readonly readyPort?: number;
+  /** How long to wait for `readyLine` and `readyPort` (default 15 s each). */
   readonly readyTimeoutMs?: number;
   /** Grace period between SIGTERM and SIGKILL on cleanup (default 3 s). */
   readonly killGraceMs?: number;
@@ -29,6 +32,8 @@ export interface SpawnedProcess {
   stderr(): string;
   /** Resolves with the first match of `pattern` in stdout or stderr (past or future output). */
   waitForLine(pattern: RegExp | string, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves once a TCP connection to `host:port` succeeds; rejects if the process exits first. */
+  waitForPort(port: number, options?: { host?: string; timeoutMs?: number }): Promise<void>;
   /** Resolves when the process has exited. */
   readonly exited: Promise<ProcessExit>;
   /** Sends a signal to the process group. */
@@ -48,6 +53,20 @@ function installExitHook(): void {
   });
 }
 
+const PORT_POLL_MS = 50;
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (connected: boolean) => {
+      socket.destroy();
+      resolve(connected);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
 function toRegExp(pattern: RegExp | string): RegExp {
   return typeof pattern === 'string'
     ? new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
@@ -56,7 +75,7 @@ function toRegExp(pattern: RegExp | string): RegExp {
 
 /**
  * Starts a real child process in its own process group, collects its output, optionally waits
- * for a readiness line, and always cleans up: when the test finishes (inside a test) or when the
+ * for a readiness line and/or a listening port, and always cleans up: when the test finishes (inside a test) or when the
  * test process exits, the whole group is killed.
  */
 export async function spawnProcess(options: SpawnProcessOptions): Promise<SpawnedProcess> {
@@ -150,6 +169,22 @@ export async function spawnProcess(options: SpawnProcessOptions): Promise<Spawne
         check();
       });
     },
+    async waitForPort(port, { host = '127.0.0.1', timeoutMs = 15_000 } = {}) {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        if (await canConnect(host, port)) return;
+        const output = `\nstdout:\n${out}\nstderr:\n${err}`;
+        if (exitInfo) {
+          throw new Error(
+            `process exited (${JSON.stringify(exitInfo)}) before ${host}:${port} accepted connections${output}`,
+          );
+        }
+        if (performance.now() >= deadline) {
+          throw new Error(`timed out after ${timeoutMs} ms waiting for ${host}:${port}${output}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, PORT_POLL_MS));
+      }
+    },
     stop() {
       stopping ??= (async () => {
         if (!exitInfo) {
@@ -173,13 +208,16 @@ export async function spawnProcess(options: SpawnProcessOptions): Promise<Spawne
   } catch {
     // Not inside a running test: the caller stops it.
   }
-  if (options.readyLine !== undefined) {
-    try {
+  try {
+    if (options.readyLine !== undefined) {
       await spawned.waitForLine(options.readyLine, options.readyTimeoutMs ?? 15_000);
-    } catch (error) {
-      await spawned.stop();
-      throw error;
     }
+    if (options.readyPort !== undefined) {
+      await spawned.waitForPort(options.readyPort, { timeoutMs: options.readyTimeoutMs ?? 15_000 });
+    }
+  } catch (error) {
+    await spawned.stop();
+    throw error;
   }
   return spawned;
 }

@@ -71,6 +71,8 @@ export const messages = {
     `Gateway event loop missed ${strikes} consecutive liveness probes; host load1=${load1} ncpu=${cpuCount}; dumping all thread stacks and exiting with code ${exitCode} so the service supervisor can restart it.`,
   loopWatchdogWarned: (strikes: number, load1: string, cpuCount: string) =>
     `Gateway event loop missed ${strikes} consecutive liveness probes; host load1=${load1} ncpu=${cpuCount}; warn mode: writing forensics and staying up.`,
+  loopWatchdogReportWritten: (file: string) => `Loop watchdog forensics written to ${file}`,
+  loopWatchdogReportFailed: (error: string) => `Loop watchdog could not write forensics: ${error}`,
   witnessUnavailable:
     'Loop tick socket unavailable — liveness probes will have no loop-scheduling witness and will not escalate on a stale heartbeat',
   supervisedTaskDied: (name: string, error: string) => `Supervised task ${name} died: ${error}`,
@@ -91,6 +93,8 @@ export const messages = {
     `${platform} has been failing/reconnecting continuously for ${hours.toFixed(1)} hours (${attempts} attempts) — flagging NEEDS_ATTENTION`,
   platformLost: (platform: string) =>
     `${platform} adapter was lost without entering the reconnection queue; exiting gateway so the service manager restarts it.`,
+  platformLostStayingAlive: (platform: string) =>
+    `${platform} adapter was lost without entering the reconnection queue; staying alive.`,
   shutdownWatchdogStderr: (delayS: number, pid: number) =>
     `Gateway shutdown watchdog fired after ${delayS}s (pid=${pid}); dumping all thread stacks.`,
   shutdownWatchdogCritical: (delayS: number, path: string) =>

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { tempHome } from '@hermes/testkit';
+import { fileURLToPath } from 'node:url';
+import { spawnProcess, tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { LOOP_TICK_BYTE, messages } from './constants.js';
 import {
@@ -32,7 +33,36 @@ async function deadPid(): Promise<number> {
   return pid;
 }
 
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const fixture = path.join(packageRoot, 'test/fixtures/heartbeat-child.ts');
+
 describe('loop heartbeat and witness', () => {
+  it('writes off the event loop and awaits the write: the loop keeps turning while it waits', async () => {
+    const home = await tempHome();
+    const child = await spawnProcess({
+      command: process.execPath,
+      args: ['--conditions=@hermes/source', '--import', 'tsx', fixture],
+      cwd: packageRoot,
+      env: {
+        ...process.env,
+        HEARTBEAT_HOME: home.path,
+        HEARTBEAT_BEHAVIOUR: 'plugged-pool',
+        // One pool thread, which the fixture holds while the write falls due.
+        UV_THREADPOOL_SIZE: '1',
+      },
+      readyLine: 'ready',
+    });
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    const result = JSON.parse(child.stdout().trim().split('\n').at(-1) ?? '') as {
+      ticksWhilePlugged: number;
+      writtenAfterRelease: boolean;
+    };
+    // The write waited for the pool (an inline write would have finished on the loop at once)…
+    expect(result.writtenAfterRelease).toBe(true);
+    // …while the loop ran: ~150 ticks of 10 ms in 1.5 s; ≥ 5 is the reference's bar.
+    expect(result.ticksWhilePlugged).toBeGreaterThanOrEqual(5);
+  });
+
   it('writes the heartbeat at once and serves a private witness that answers one byte', async () => {
     const home = await tempHome();
     const heartbeat = await startLoopHeartbeat({ home: home.path, intervalS: 1, startTime: 1234 });

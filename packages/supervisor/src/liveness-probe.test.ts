@@ -1,9 +1,10 @@
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, unlink, utimes, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnProcess, tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { heartbeatFilePath, startLoopHeartbeat } from './heartbeat.js';
+import { heartbeatFilePath, loopTickSocketPath, startLoopHeartbeat } from './heartbeat.js';
 import { probeLiveness } from './liveness-probe.js';
 
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -18,6 +19,49 @@ async function startChild(home: string, behaviour: 'spin' | 'idle') {
     env: { ...process.env, HEARTBEAT_HOME: home, HEARTBEAT_BEHAVIOUR: behaviour },
     readyLine: 'ready',
   });
+}
+
+/** A stale heartbeat of this process that says its witness is armed. */
+async function writeStaleArmedHeartbeat(home: string): Promise<void> {
+  const file = heartbeatFilePath(home);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(
+    file,
+    JSON.stringify({ pid: process.pid, loop_tick_socket: true, loop_tick_tcp_port: null }),
+  );
+  const old = new Date(Date.now() - 3600_000);
+  await utimes(file, old, old);
+}
+
+/**
+ * A real witness socket whose answers the test scripts: connection n (1-based) is answered with the
+ * tick byte only from `answerFrom` on; earlier ones are closed silently, as a wedged loop would leave
+ * them (after `onSilent`, which may pull the node away).
+ */
+async function scriptedWitness(
+  home: string,
+  script: { answerFrom: number; onSilent?: (connection: number) => Promise<void> | void },
+) {
+  const socketPath = loopTickSocketPath(home, process.pid);
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections += 1;
+    const connection = connections;
+    socket.on('error', () => undefined);
+    if (connection >= script.answerFrom) {
+      socket.end('1');
+      return;
+    }
+    void Promise.resolve(script.onSilent?.(connection)).then(() => socket.end());
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    socketPath,
+    get connections() {
+      return connections;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('probeLiveness', () => {
@@ -98,5 +142,46 @@ describe('probeLiveness', () => {
     const old = new Date(Date.now() - 3600_000);
     await utimes(file, old, old);
     expect(await probeLiveness(home.path, { pid: process.pid, ...quick })).toBe('unknown');
+  });
+
+  it('needs three silent witness checks before it calls a stale heartbeat wedged', async () => {
+    const home = await tempHome();
+    await writeStaleArmedHeartbeat(home.path);
+    const witness = await scriptedWitness(home.path, { answerFrom: Number.POSITIVE_INFINITY });
+    try {
+      expect(await probeLiveness(home.path, { pid: process.pid, ...quick })).toBe('wedged');
+      expect(witness.connections).toBe(3);
+    } finally {
+      await witness.close();
+    }
+  });
+
+  it('calls a stale heartbeat alive when the witness answers only on its last check', async () => {
+    const home = await tempHome();
+    await writeStaleArmedHeartbeat(home.path);
+    const witness = await scriptedWitness(home.path, { answerFrom: 3 });
+    try {
+      expect(await probeLiveness(home.path, { pid: process.pid, ...quick })).toBe('alive');
+      expect(witness.connections).toBe(3);
+    } finally {
+      await witness.close();
+    }
+  });
+
+  it('reports unknown when the witness node vanishes between checks', async () => {
+    const home = await tempHome();
+    await writeStaleArmedHeartbeat(home.path);
+    const witness = await scriptedWitness(home.path, {
+      answerFrom: Number.POSITIVE_INFINITY,
+      onSilent: async () => {
+        await unlink(loopTickSocketPath(home.path, process.pid));
+      },
+    });
+    try {
+      expect(await probeLiveness(home.path, { pid: process.pid, ...quick })).toBe('unknown');
+      expect(witness.connections).toBe(1);
+    } finally {
+      await witness.close();
+    }
   });
 });

@@ -22,9 +22,12 @@ export const SHARED_INT_BYTES = SHARED_INT_COUNT * 4;
 export const SHARED_TICK_OFFSET = SHARED_INT_BYTES;
 export const SHARED_TICK_BYTES = 8;
 
-/** Event-loop delay percentiles (ms) as last recorded by the main thread, for the worker's report. */
-export const SHARED_DELAY_SLOTS = { p50: 0, p90: 1, p99: 2, max: 3, mean: 4 } as const;
-export const SHARED_DELAY_COUNT = 5;
+/**
+ * Event-loop delay sample count and figures (ms) as last published by the main thread, for the
+ * worker's report.
+ */
+export const SHARED_DELAY_SLOTS = { samples: 0, p50: 1, p90: 2, p99: 3, max: 4, mean: 5 } as const;
+export const SHARED_DELAY_COUNT = 6;
 export const SHARED_DELAY_OFFSET = SHARED_TICK_OFFSET + SHARED_TICK_BYTES;
 
 export const SHARED_BYTES = SHARED_DELAY_OFFSET + SHARED_DELAY_COUNT * 8;

@@ -138,7 +138,7 @@ function workerReport(strikes, reason) {
     maxStrikes: data.maxStrikes,
     lastProbeAnswerAgeS: (nowMs() - lastTickMs()) / 1000,
     heartbeatFileAgeS: fileAgeS(data.heartbeatFile),
-    eventLoopDelayMs: { p50: delays[DELAY.p50], p90: delays[DELAY.p90], p99: delays[DELAY.p99], max: delays[DELAY.max], mean: delays[DELAY.mean] },
+    eventLoopDelayMs: { samples: delays[DELAY.samples], p50: delays[DELAY.p50], p90: delays[DELAY.p90], p99: delays[DELAY.p99], max: delays[DELAY.max], mean: delays[DELAY.mean] },
     host: loadAndCpus(),
     stack: null,
     stackSource: 'unavailable',
@@ -151,9 +151,9 @@ function writeFallbackReport(strikes, reason) {
   try {
     const file = path.join(data.reportDirectory, 'loop-watchdog-' + process.pid + '-' + Date.now() + '.json');
     writeAtomic(file, JSON.stringify(workerReport(strikes, reason), null, 2) + '\n');
-    stderr('Loop watchdog forensics written to ' + file);
+    stderr(data.reportWrittenTemplate.replace('{path}', () => file));
   } catch (error) {
-    stderr('Loop watchdog could not write forensics: ' + (error && error.message));
+    stderr(data.reportFailedTemplate.replace('{error}', () => String(error && error.message)));
   }
 }
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnProcess, tempHome } from '@hermes/testkit';
@@ -11,6 +11,7 @@ import {
   messages,
 } from './constants.js';
 import { SupervisorError } from './errors.js';
+import { heartbeatFilePath } from './heartbeat.js';
 import {
   type LoopWatchdogOptions,
   type LoopWatchdogReport,
@@ -43,16 +44,38 @@ async function runChild(options: {
   return child;
 }
 
-async function readReports(home: string): Promise<LoopWatchdogReport[]> {
+async function reportFiles(home: string): Promise<string[]> {
   const directory = path.join(home, 'logs');
   if (!existsSync(directory)) return [];
   const names = (await readdir(directory)).filter((name) => name.startsWith('loop-watchdog-'));
+  return names.map((name) => path.join(directory, name));
+}
+
+async function readReports(home: string): Promise<LoopWatchdogReport[]> {
+  const files = await reportFiles(home);
   return Promise.all(
-    names.map(
-      async (name) =>
-        JSON.parse(await readFile(path.join(directory, name), 'utf8')) as LoopWatchdogReport,
-    ),
+    files.map(async (file) => JSON.parse(await readFile(file, 'utf8')) as LoopWatchdogReport),
   );
+}
+
+/** A heartbeat file last written `ageS` ago, so the report's heartbeat age can be checked. */
+async function writeOldHeartbeat(home: string, ageS: number): Promise<void> {
+  const file = heartbeatFilePath(home);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify({ pid: 1 }));
+  const then = new Date(Date.now() - ageS * 1000);
+  await utimes(file, then, then);
+}
+
+/** Delay figures that were measured: samples taken, percentiles in order. */
+function expectMeasuredDelays(report: LoopWatchdogReport | undefined): void {
+  const delays = report?.eventLoopDelayMs;
+  expect(delays?.samples).toBeGreaterThan(0);
+  expect(delays?.p50).toBeGreaterThan(0);
+  expect(delays?.p50).toBeLessThanOrEqual(delays?.p90 ?? 0);
+  expect(delays?.p90).toBeLessThanOrEqual(delays?.p99 ?? 0);
+  expect(delays?.p99).toBeLessThanOrEqual(delays?.max ?? 0);
+  expect(delays?.mean).toBeGreaterThan(0);
 }
 
 async function readStatus(home: string): Promise<Record<string, unknown> | undefined> {
@@ -84,7 +107,12 @@ async function exitWithin(
 describe('loop watchdog (real processes)', () => {
   it('exits with code 75 after a real busy loop, with the phase, the stack and a degraded status', async () => {
     const home = await tempHome();
-    const child = await runChild({ behaviour: 'spin', watchdog: { home: home.path } });
+    await writeOldHeartbeat(home.path, 30);
+    const child = await runChild({
+      behaviour: 'spin',
+      // A fine delay sampler so the histogram has samples before the block.
+      watchdog: { home: home.path, eventLoopDelayResolutionMs: 20 },
+    });
     // Verdict after ~1.2 s; generous bound for a loaded CI machine.
     const exit = await exitWithin(child.exited, 15_000);
     expect(exit).toEqual({ code: LOOP_WATCHDOG_EXIT_CODE, signal: null });
@@ -102,6 +130,18 @@ describe('loop watchdog (real processes)', () => {
       /^(?:at [^\n]*\(node:[^)\n]*\)\n)*at spinFor .*\nat inTheHotLoop/,
     );
     expect(report?.exit).toEqual({ code: 75, signal: null });
+    expect(report?.heartbeatFileAgeS).toBeGreaterThanOrEqual(30);
+    expect(report?.heartbeatFileAgeS).toBeLessThan(300);
+    expect(report?.lastProbeAnswerAgeS).toBeGreaterThanOrEqual(0.6);
+    expectMeasuredDelays(report);
+    const [file] = await reportFiles(home.path);
+    expect(path.basename(file ?? '')).toMatch(
+      new RegExp(`^loop-watchdog-${child.pid}-\\d+\\.json$`),
+    );
+    expect((await stat(file ?? '')).mode & 0o777).toBe(0o600);
+    expect(child.stderr()).toContain(messages.loopWatchdogReportWritten(file ?? ''));
+    // A hard exit: `exit` listeners (cleanup that could itself be wedged) do not run.
+    expect(child.stdout()).not.toContain('exit listener ran');
     const status = await readStatus(home.path);
     expect(status).toMatchObject({
       gateway_state: 'degraded',
@@ -192,9 +232,10 @@ describe('loop watchdog (real processes)', () => {
 
   it('falls back to a signal when the main thread is stuck inside a native call', async () => {
     const home = await tempHome();
+    await writeOldHeartbeat(home.path, 30);
     const child = await runChild({
       behaviour: 'native',
-      watchdog: { home: home.path, exitGraceS: 0.5 },
+      watchdog: { home: home.path, exitGraceS: 0.5, eventLoopDelayResolutionMs: 20 },
     });
     const exit = await exitWithin(child.exited, 15_000);
     killGroup(child.pid);
@@ -204,7 +245,17 @@ describe('loop watchdog (real processes)', () => {
     expect(report?.stackUnavailableReason).toMatch(/native call/);
     expect(report?.phase?.label).toBe('native-call');
     expect(report?.exit).toEqual({ code: null, signal: LOOP_WATCHDOG_FALLBACK_SIGNAL });
-    expect(await readStatus(home.path)).toMatchObject({ gateway_state: 'degraded' });
+    // Written by the worker from what the main thread last published.
+    const [file] = await reportFiles(home.path);
+    expect(child.stderr()).toContain(messages.loopWatchdogReportWritten(file ?? ''));
+    expect(report?.strikes).toBe(3);
+    expect(report?.heartbeatFileAgeS).toBeGreaterThanOrEqual(30);
+    expectMeasuredDelays(report);
+    expect(await readStatus(home.path)).toMatchObject({
+      gateway_state: 'degraded',
+      exit_reason: LOOP_WATCHDOG_EXIT_REASON,
+      restart_requested: true,
+    });
   });
 
   it('warn mode reports a native-call wedge from the worker and kills nothing', async () => {

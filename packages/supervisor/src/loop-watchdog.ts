@@ -105,7 +105,13 @@ export interface LoopWatchdogPhaseInfo {
   readonly startedAt: string;
 }
 
+/**
+ * Event-loop delay figures (ms) from `monitorEventLoopDelay`. The stall in progress is not among
+ * them: a delay is recorded when the loop turns again (`lastProbeAnswerAgeS` measures the stall).
+ */
 export interface EventLoopDelaySummary {
+  /** Samples behind the figures; 0 ⇒ none taken yet, and every figure is 0. */
+  readonly samples: number;
   readonly p50: number;
   readonly p90: number;
   readonly p99: number;
@@ -201,16 +207,24 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
   let stopped = false;
   let probesAnswered = 0;
 
-  const delaySummary = (): EventLoopDelaySummary => ({
-    p50: histogram.percentile(50) / NANOSECONDS_PER_MS,
-    p90: histogram.percentile(90) / NANOSECONDS_PER_MS,
-    p99: histogram.percentile(99) / NANOSECONDS_PER_MS,
-    max: histogram.max / NANOSECONDS_PER_MS,
-    mean: Number.isFinite(histogram.mean) ? histogram.mean / NANOSECONDS_PER_MS : 0,
-  });
+  const delaySummary = (): EventLoopDelaySummary => {
+    const samples = histogram.count;
+    // An empty histogram answers its lowest trackable value for every percentile and 0 for max:
+    // figures that look measured but are not.
+    if (samples === 0) return { samples: 0, p50: 0, p90: 0, p99: 0, max: 0, mean: 0 };
+    return {
+      samples,
+      p50: histogram.percentile(50) / NANOSECONDS_PER_MS,
+      p90: histogram.percentile(90) / NANOSECONDS_PER_MS,
+      p99: histogram.percentile(99) / NANOSECONDS_PER_MS,
+      max: histogram.max / NANOSECONDS_PER_MS,
+      mean: histogram.mean / NANOSECONDS_PER_MS,
+    };
+  };
   let delaysPublishedAt = Number.NEGATIVE_INFINITY;
   const publishDelays = () => {
     const summary = delaySummary();
+    delays[SHARED_DELAY_SLOTS.samples] = summary.samples;
     delays[SHARED_DELAY_SLOTS.p50] = summary.p50;
     delays[SHARED_DELAY_SLOTS.p90] = summary.p90;
     delays[SHARED_DELAY_SLOTS.p99] = summary.p99;
@@ -259,9 +273,9 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
       mkdirSync(reportDirectory, { recursive: true, mode: 0o700 });
       writeFileAtomicSync(file, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
       reports.push(file);
-      writeLine(`Loop watchdog forensics written to ${file}`);
+      writeLine(messages.loopWatchdogReportWritten(file));
     } catch (error) {
-      writeLine(`Loop watchdog could not write forensics: ${(error as Error).message}`);
+      writeLine(messages.loopWatchdogReportFailed((error as Error).message));
     }
     Atomics.add(ints, SHARED_INT_SLOTS.mainReports, 1);
     Atomics.notify(ints, SHARED_INT_SLOTS.mainReports);
@@ -379,6 +393,8 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
         LOOP_WATCHDOG_EXIT_CODE,
       ),
       warnTemplate: messages.loopWatchdogWarned(options.maxStrikes, '{load1}', '{ncpu}'),
+      reportWrittenTemplate: messages.loopWatchdogReportWritten('{path}'),
+      reportFailedTemplate: messages.loopWatchdogReportFailed('{error}'),
     },
   });
   worker.unref();

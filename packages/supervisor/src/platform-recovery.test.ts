@@ -85,7 +85,7 @@ describe('platform recovery', () => {
   });
 
   it('with stay_alive keeps the gateway up and the watcher running instead', () => {
-    const { recovery, lost, ensured } = setup('stay_alive');
+    const { recovery, lost, ensured, logger } = setup('stay_alive');
     expect(
       recovery.checkStranded({
         platform: 'feishu',
@@ -96,6 +96,10 @@ describe('platform recovery', () => {
     ).toBe(true);
     expect(lost).toEqual([]);
     expect(ensured()).toBe(1);
+    expect(logger.lines.at(-1)).toEqual({
+      level: 'warn',
+      message: messages.platformLostStayingAlive('feishu'),
+    });
   });
 
   it('is not stranded when queued, connected, non-retryable or shutting down', () => {

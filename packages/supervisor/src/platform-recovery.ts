@@ -76,9 +76,7 @@ export function createPlatformRecovery<TConfig>(
       if (!check.retryable || check.connected || check.shuttingDown) return false;
       if (options.queue.has(check.platform)) return false;
       if (options.onAllAdaptersDown === 'stay_alive') {
-        logger.warn(
-          `${check.platform} adapter was lost without entering the reconnection queue; staying alive.`,
-        );
+        logger.warn(messages.platformLostStayingAlive(check.platform));
         options.ensureWatcherRunning();
         return true;
       }

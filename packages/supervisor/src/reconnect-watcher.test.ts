@@ -9,6 +9,7 @@ function setup(results: Record<string, () => ReconnectResult>, rounds: number) {
   const logger = createRecordingLogger();
   const queue = new FailedPlatformQueue<{ name: string }>({ clock });
   const calls: { platform: string; attempt: number }[] = [];
+  const attention: { platform: string; hours: number }[] = [];
   let passes = 0;
   clock.onSleep = (ms) => {
     // Each pass ends with the pass gap; stop the watcher after `rounds` of them.
@@ -19,6 +20,7 @@ function setup(results: Record<string, () => ReconnectResult>, rounds: number) {
     clock,
     logger,
     isRunning: () => passes < rounds,
+    onAttention: (entry, hours) => attention.push({ platform: entry.platform, hours }),
     reconnect: async (entry, attempt) => {
       calls.push({ platform: entry.platform, attempt: attempt.attempt });
       const result = results[entry.platform];
@@ -26,7 +28,7 @@ function setup(results: Record<string, () => ReconnectResult>, rounds: number) {
       return result();
     },
   });
-  return { clock, logger, queue, calls, watcher };
+  return { clock, logger, queue, calls, attention, watcher };
 }
 
 describe('reconnect watcher', () => {
@@ -90,15 +92,18 @@ describe('reconnect watcher', () => {
   });
 
   it('flags NEEDS_ATTENTION once after continuous failure, and keeps retrying', async () => {
-    const { queue, watcher, logger, clock } = setup(
+    const { queue, watcher, logger, clock, attention } = setup(
       { signal: () => ({ status: 'retry', error: 'down' }) },
-      1,
+      3,
     );
     queue.enqueue('signal', { name: 'signal' });
     clock.advance(RECONNECT_ATTENTION_AFTER_S * 1000);
     await watcher(new AbortController().signal);
     const warnings = logger.lines.filter((line) => line.message.includes('NEEDS_ATTENTION'));
     expect(warnings.map((line) => line.message)).toEqual([messages.needsAttention('signal', 2, 0)]);
+    // Called once over three passes, with the hours failed (2 h plus the 10 s initial delay).
+    expect(attention).toEqual([{ platform: 'signal', hours: expect.closeTo(2, 2) }]);
+    // A signal only: the platform stays queued and the retry was still made.
     expect(queue.get('signal')).toMatchObject({ attentionFlagged: true, attempts: 1 });
   });
 

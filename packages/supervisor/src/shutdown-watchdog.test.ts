@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnProcess, tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import {
+  LOOP_WATCHDOG_FALLBACK_SIGNAL,
   messages,
   SHUTDOWN_WATCHDOG_EXIT_CODE,
   SHUTDOWN_WATCHDOG_EXIT_REASON,
@@ -62,6 +63,53 @@ describe('shutdown watchdog (real processes)', () => {
       });
     });
   }
+
+  it('records a throwing state capture as snapshot_error and still exits', async () => {
+    const home = await tempHome();
+    const { exit } = await runChild(home.path, 'snapshot-throws');
+    expect(exit).toEqual({ code: SHUTDOWN_WATCHDOG_EXIT_CODE, signal: null });
+    const log = await readFile(path.join(home.path, 'logs/gateway-shutdown-watchdog.log'), 'utf8');
+    expect(JSON.parse(log.split('\n')[0] ?? '')).toMatchObject({
+      event: 'shutdown_watchdog_fired',
+      snapshot: { snapshot_error: 'Error: state unavailable' },
+    });
+    expect(existsSync(path.join(home.path, 'gateway.pid'))).toBe(false);
+  });
+
+  it('falls back to a signal, with the last published state, when teardown is stuck in a native call', async () => {
+    const home = await tempHome();
+    const { child, exit } = await runChild(home.path, 'native');
+    // The `sleep` child outlives its SIGKILLed parent: end the whole group.
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    expect(exit).toEqual({ code: null, signal: LOOP_WATCHDOG_FALLBACK_SIGNAL });
+    const logFile = path.join(home.path, 'logs/gateway-shutdown-watchdog.log');
+    const log = await readFile(logFile, 'utf8');
+    const [headerLine, dumpStart, stackLine, dumpEnd] = log.split('\n');
+    expect(JSON.parse(headerLine ?? '')).toMatchObject({
+      event: 'shutdown_watchdog_fired',
+      pid: child.pid,
+      delay_s: 0.5,
+      snapshot: { draining: true, active_agents: 2 },
+    });
+    expect(dumpStart).toBe(SHUTDOWN_DUMP_START);
+    expect(stackLine).toMatch(/^\(main thread stack unavailable: .*native call/);
+    expect(dumpEnd).toBe(SHUTDOWN_DUMP_END);
+    expect((await stat(logFile)).mode & 0o777).toBe(0o600);
+    expect(child.stderr()).toContain(messages.shutdownWatchdogStderr(0.5, child.pid));
+    expect(child.stderr()).toContain(messages.shutdownWatchdogCritical(0.5, logFile));
+    // The PID file is gone before the signal, so a successor can claim it.
+    expect(existsSync(path.join(home.path, 'gateway.pid'))).toBe(false);
+    const status = JSON.parse(await readFile(path.join(home.path, 'gateway_state.json'), 'utf8'));
+    expect(status).toMatchObject({
+      gateway_state: 'degraded',
+      exit_reason: SHUTDOWN_WATCHDOG_EXIT_REASON,
+      restart_requested: false,
+    });
+  });
 
   it('stays quiet when teardown finishes in time', async () => {
     const home = await tempHome();

@@ -38,9 +38,23 @@ describe('loopWatchdogOptionsFromConfig', () => {
     });
   });
 
-  it('returns nothing to arm when loop_watchdog is false', async () => {
+  it('falls back to defaults for non-finite values and for values below the range', async () => {
+    const gateway = await gatewayFrom(
+      'loop_watchdog_probe_interval_s: .inf\nloop_watchdog_probe_timeout_s: .nan\nloop_watchdog_max_strikes: 0\n',
+    );
+    expect(loopWatchdogOptionsFromConfig(gateway)).toEqual({
+      probeIntervalS: DEFAULT_LOOP_WATCHDOG_INTERVAL_S,
+      probeTimeoutS: DEFAULT_LOOP_WATCHDOG_TIMEOUT_S,
+      maxStrikes: DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
+    });
+  });
+
+  it('returns nothing to arm when loop_watchdog is false, top level or under gateway:', async () => {
     expect(
       loopWatchdogOptionsFromConfig(await gatewayFrom('loop_watchdog: false\n')),
+    ).toBeUndefined();
+    expect(
+      loopWatchdogOptionsFromConfig(await gatewayFrom('gateway:\n  loop_watchdog: false\n')),
     ).toBeUndefined();
   });
 });

@@ -46,6 +46,8 @@ class CountingBroker extends BrowserControlBroker {
 async function start(
   options: {
     flags?: ExtensionControlFlags;
+    /** Pins the broker's developer mode regardless of the flags (a multi-tenant host's choice). */
+    developerModePin?: boolean;
     apiKey?: string | undefined;
     peerAddress?: string;
     keepaliveMilliseconds?: number;
@@ -61,6 +63,7 @@ async function start(
     commandTimeoutSeconds: 5,
     flags: () => flags.current,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.developerModePin !== undefined ? { developerMode: options.developerModePin } : {}),
   });
   const peerAddress = options.peerAddress;
   gateway = await startLoopbackGateway({
@@ -333,6 +336,20 @@ describe('GET /v1/capabilities', () => {
       enabled: true,
       developer_mode: true,
     });
+  });
+
+  it('reports the developer mode registration applies when the broker pins it', async () => {
+    // The file says on, the host pinned it off: the document must not advertise what register strips.
+    await start({ flags: { enabled: true, developerMode: true }, developerModePin: false });
+    const response = await fetch(`${gateway?.baseUrl}/v1/capabilities`, {
+      headers: { authorization: `Bearer ${API_KEY}` },
+    });
+    const document = (await response.json()) as {
+      features: { browser_extension_control: { developer_mode: boolean } };
+    };
+    expect(document.features.browser_extension_control.developer_mode).toBe(false);
+    const body = await registerTicket(['browser_evaluate', 'browser_snapshot']);
+    expect(body.scope.capabilities).toEqual(['browser_snapshot']);
   });
 });
 

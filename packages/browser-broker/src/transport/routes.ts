@@ -285,8 +285,9 @@ export function createBrowserControlRoutes(options: BrowserControlRoutesOptions)
         'invalid or missing bearer token',
       );
     }
+    // Developer mode as registration applies it: the broker's (a host may pin it), not the file's.
     const feature = browserExtensionControlFeature({
-      flags: readFlags(options.flags),
+      flags: { ...readFlags(options.flags), developerMode: options.broker.developerModeEnabled() },
       artifactTransport,
     });
     return context.json({

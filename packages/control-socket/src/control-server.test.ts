@@ -3,7 +3,7 @@ import { access, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/p
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { tempHome } from '@hermes/testkit';
+import { spawnProcess, tempHome } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   CONTROL_PROTOCOL_VERSION,
@@ -17,9 +17,13 @@ import { identifyGateway, queryControlSocket } from './control-client.js';
 import { type ControlServerOptions, startControlServer } from './control-server.js';
 import { ControlSocketError } from './errors.js';
 import type { ControlSocketLogger } from './logger.js';
+import { pidFilePath } from './pid-file.js';
+import { runtimeLockPath } from './runtime-lock.js';
 import { writeRuntimeStatus } from './runtime-status.js';
 import { SUPERVISOR_KINDS } from './supervisor.js';
 import { rawExchange } from './test-socket-helpers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 async function startServer(options: ControlServerOptions) {
   const started = await startControlServer(options);
@@ -134,6 +138,20 @@ describe('startControlServer', () => {
     ]);
   });
 
+  it('closes the connection as soon as its one reply is written, without waiting for the client', async () => {
+    const home = await tempHome();
+    // A read deadline far beyond the exchange's own, so only reply-then-close can end it in time.
+    const server = await startServer({ home: home.path, readTimeoutMs: 60_000 });
+    const exchange = await rawExchange(server.bindPath, {
+      chunks: ['{"verb":"identify","id":5}\n'],
+      deadlineMs: 5000,
+    });
+    expect(exchange.closedByServer).toBe(true);
+    expect(exchange.received.endsWith('\n')).toBe(true);
+    expect(exchange.received.split('\n')).toHaveLength(2);
+    expect(JSON.parse(exchange.received)).toMatchObject({ ok: true, protocol: 1, id: 5 });
+  });
+
   it('answers an unterminated line when the client half-closes', async () => {
     const home = await tempHome();
     const server = await startServer({ home: home.path, handlers: { ping: () => ({ pong: 1 }) } });
@@ -155,6 +173,24 @@ describe('startControlServer', () => {
     for (const exchange of [empty, oversize, idle]) {
       expect(exchange).toEqual({ received: '', closedByServer: true });
     }
+  });
+
+  it('answers a request line of exactly 64 KiB', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path, handlers: { ping: () => ({ pong: 1 }) } });
+    const frame = '{"verb":"ping","id":1,"pad":""}';
+    const line = frame.replace(
+      '"pad":""',
+      `"pad":"${'p'.repeat(MAX_REQUEST_LINE_BYTES - frame.length)}"`,
+    );
+    expect(Buffer.byteLength(line)).toBe(MAX_REQUEST_LINE_BYTES);
+    const exchange = await rawExchange(server.bindPath, { chunks: [`${line}\n`] });
+    expect(JSON.parse(exchange.received)).toEqual({
+      ok: true,
+      protocol: 1,
+      result: { pong: 1 },
+      id: 1,
+    });
   });
 
   it('keeps answering identify while a slow verb is still running', async () => {
@@ -247,6 +283,20 @@ describe('startControlServer', () => {
     }
   });
 
+  it('reports a pointer file it cannot write and leaves no socket behind', async () => {
+    const root = await tempHome();
+    const home = path.join(root.path, 'd'.repeat(60), 'e'.repeat(60));
+    // A directory where the pointer file belongs: the atomic rename onto it must fail.
+    await mkdir(path.join(home, SOCKET_POINTER_FILE_NAME), { recursive: true });
+    const { lines, logger } = recordingLogger();
+    const result = await startControlServer({ home, logger });
+    expect(result.started).toBe(false);
+    if (result.started) return;
+    expect(result.bindPath).not.toBeNull();
+    expect(await fileExists(result.bindPath as string)).toBe(false);
+    expect(lines.some((line) => line.startsWith(`warn ${SERVER_START_FAILED_LOG}`))).toBe(true);
+  });
+
   it('serves a deep home through the pointer file and removes both on close', async () => {
     const root = await tempHome();
     const home = path.join(root.path, 'd'.repeat(60), 'e'.repeat(60));
@@ -299,6 +349,35 @@ describe('built-in verbs over the socket', () => {
     expect(Math.abs(Number(first?.answered_at) - Date.now() / 1000)).toBeLessThan(60);
     await writeRuntimeStatus(home.path, { gatewayState: 'draining' }, writer);
     expect((await queryControlSocket(home.path, 'status'))?.gateway_state).toBe('draining');
+  });
+});
+
+describe('exit hooks', () => {
+  it('remove the socket, pointer, PID file and lock when the gateway exits without closing', async () => {
+    const root = await tempHome();
+    const home = path.join(root.path, 'd'.repeat(60), 'e'.repeat(60));
+    await mkdir(home, { recursive: true });
+    const fixture = path.join(here, 'test-fixtures', 'exit-after-start.ts');
+    const gateway = await spawnProcess({
+      command: process.execPath,
+      args: ['--conditions=@hermes/source', '--import', 'tsx', fixture, home],
+      cwd: path.resolve(here, '..'),
+      readyLine: /holding=\{.*\}/,
+    });
+    const holding = JSON.parse(gateway.stdout().match(/holding=(\{.*\})/)?.[1] ?? '{}') as {
+      claimed: boolean;
+      bindPath: string;
+      pointerFile: string;
+    };
+    expect(holding.claimed).toBe(true);
+    expect(holding.pointerFile).toBe(path.join(home, SOCKET_POINTER_FILE_NAME));
+    expect((await identifyGateway(home))?.pid).toBe(gateway.pid);
+    const files = [holding.bindPath, holding.pointerFile, pidFilePath(home), runtimeLockPath(home)];
+    for (const file of files) expect(await fileExists(file)).toBe(true);
+
+    gateway.kill('SIGUSR2');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
+    for (const file of files) expect(await fileExists(file)).toBe(false);
   });
 });
 

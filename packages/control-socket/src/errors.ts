@@ -2,7 +2,6 @@ const MARKER = Symbol.for('@hermes/control-socket.error');
 
 export type ControlSocketErrorCode =
   | 'socket_in_use'
-  | 'socket_path_too_long'
   | 'not_main_thread'
   | 'bind_failed'
   | 'verb_exists'

@@ -1,9 +1,11 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { spawnProcess, tempHome } from '@hermes/testkit';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startControlServer } from './control-server.js';
 import {
   collectFleetVersions,
+  defaultFleetHomes,
   type FleetVersionRow,
   fleetNeedsAttention,
   formatFleetVersionRow,
@@ -108,6 +110,26 @@ describe('collectFleetVersions', () => {
       expectedSha: EXPECTED_SHA,
     });
     expect(rows).toEqual([]);
+  });
+});
+
+describe('defaultFleetHomes', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('walks the default home and every valid named profile home, sorted', async () => {
+    const root = await tempHome();
+    for (const name of ['zeta', 'work', 'Bad!', 'default']) {
+      await mkdir(path.join(root.path, 'profiles', name), { recursive: true });
+    }
+    await writeFile(path.join(root.path, 'profiles', 'notes'), 'a file, not a profile');
+    vi.stubEnv('HERMES_HOME', root.path);
+    expect(defaultFleetHomes()).toEqual([
+      root.path,
+      path.join(root.path, 'profiles', 'work'),
+      path.join(root.path, 'profiles', 'zeta'),
+    ]);
   });
 });
 

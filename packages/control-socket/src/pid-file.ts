@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { getProcessHermesHome } from '@hermes/config';
 import { PID_FILE_NAME } from './constants.js';
-import { createFileExclusive } from './exclusive-file.js';
+import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
 import { canonicalHomePath } from './home-hash.js';
 import { buildPidRecord, type PidRecord, parsePidRecord } from './pid-record.js';
 import { isRecordedProcessLive, readProcessStartTime } from './process-identity.js';
@@ -14,6 +14,9 @@ import {
   runtimeStatusPid,
   runtimeStatusPidIsLive,
 } from './runtime-status.js';
+
+/** Create attempts before a PID file that keeps reappearing counts as a lost race. */
+const MAX_PID_FILE_ATTEMPTS = 3;
 
 export function pidFilePath(home: string): string {
   return path.join(home, PID_FILE_NAME);
@@ -73,14 +76,13 @@ export async function getRunningPid(
     (status.hermes_home === undefined || status.hermes_home === canonical) &&
     (await runtimeStatusPidIsLive(status));
   if (options.cleanupStale ?? true) {
-    // Only a file still holding exactly what we judged stale is removed, so a record a new
-    // gateway wrote in the meantime survives.
+    // Only a file still holding exactly what we judged stale is removed (checked on the file
+    // actually removed), so a record a new gateway wrote in the meantime survives.
     await Promise.all(
       files.map(async (file, index) => {
         const judged = texts[index];
-        if (judged !== null && judged !== undefined && (await readText(file)) === judged) {
-          await rm(file, { force: true });
-        }
+        if (judged === null || judged === undefined) return;
+        await removeStaleFile(file, async (text) => text === judged).catch(() => {});
       }),
     );
   }
@@ -154,7 +156,12 @@ export async function claimPidFile(
     };
   }
   const file = pidFilePath(home);
-  for (let attempt = 0; ; attempt += 1) {
+  // Another live gateway's record; our own PID's record is a leftover of this process.
+  const namesOtherLiveGateway = async (existing: PidRecord | null) =>
+    existing !== null &&
+    existing.pid !== process.pid &&
+    (await recordNamesLiveGateway(existing, home));
+  for (let attempt = 1; ; attempt += 1) {
     try {
       await createFileExclusive(file, JSON.stringify(record));
       break;
@@ -164,17 +171,21 @@ export async function claimPidFile(
         throw error;
       }
       const existing = parsePidRecord((await readText(file)) ?? '');
-      const live = existing !== null && (await recordNamesLiveGateway(existing, home));
-      if (attempt > 0 || (live && existing.pid !== process.pid)) {
+      const live = await namesOtherLiveGateway(existing);
+      if (live || attempt >= MAX_PID_FILE_ATTEMPTS) {
         await releaseRuntimeLock(home);
         return {
           claimed: false,
           reason: 'race_lost',
-          pid: live ? existing.pid : null,
+          pid: live ? (existing as PidRecord).pid : null,
           message: PID_FILE_RACE_LOST_MESSAGE,
         };
       }
-      await rm(file, { force: true });
+      // Judged again on the file actually removed: a racer's fresh record is never deleted.
+      await removeStaleFile(
+        file,
+        async (text) => !(await namesOtherLiveGateway(parsePidRecord(text))),
+      );
     }
   }
   const releaseSync = () => {

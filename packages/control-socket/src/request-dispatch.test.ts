@@ -82,6 +82,16 @@ describe('dispatchRequestLine', () => {
     expect((await reply('{"verb":3}')).error).toBe('unknown verb: 3');
   });
 
+  it('still answers when the verb or protocol is nested thousands of levels deep', async () => {
+    const nested = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    const verb = await reply(`{"verb":${nested},"id":3}`);
+    expect(verb).toMatchObject({ ok: false, protocol: 1, id: 3 });
+    expect(String(verb.error)).toMatch(/^unknown verb: \[\[\[.*\[\.\.\.\]/);
+    const protocol = await reply(`{"verb":"identify","protocol":${nested}}`);
+    expect(protocol).toMatchObject({ ok: false, supported_protocols: [1] });
+    expect(String(protocol.error)).toMatch(/^unsupported protocol: \[\[\[/);
+  });
+
   it('refuses a protocol other than 1 and says which it speaks', async () => {
     expect(await reply('{"verb":"identify","protocol":2,"id":1}')).toEqual({
       ok: false,
@@ -133,6 +143,20 @@ describe('dispatchRequestLine', () => {
 
   it('stringifies bigints rather than failing the reply', async () => {
     expect((await reply('{"verb":"bigint"}')).result).toEqual({ big: String(2n ** 70n) });
+  });
+
+  it('sends a reply line of exactly 512 KiB and refuses one byte more', async () => {
+    // Everything of the reply line but the blob itself, newline included.
+    const frameBytes = Buffer.byteLength('{"ok":true,"protocol":1,"result":{"blob":""}}\n');
+    const sized = new VerbRegistry({
+      fits: () => ({ blob: 'x'.repeat(MAX_RESPONSE_LINE_BYTES - frameBytes) }),
+      over: () => ({ blob: 'x'.repeat(MAX_RESPONSE_LINE_BYTES - frameBytes + 1) }),
+    });
+    const fits = await dispatchRequestLine(Buffer.from('{"verb":"fits"}'), sized);
+    expect(Buffer.byteLength(fits)).toBe(MAX_RESPONSE_LINE_BYTES);
+    expect(JSON.parse(fits)).toMatchObject({ ok: true });
+    const over = await dispatchRequestLine(Buffer.from('{"verb":"over"}'), sized);
+    expect(JSON.parse(over)).toEqual({ ok: false, error: RESPONSE_TOO_LARGE_ERROR });
   });
 
   it('answers exactly the last-resort bodies for unserialisable and oversize results', async () => {

@@ -1,7 +1,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { RUNTIME_LOCK_FILE_NAME } from './constants.js';
-import { createFileExclusive } from './exclusive-file.js';
+import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
 import { type PidRecord, parsePidRecord } from './pid-record.js';
 import { isRecordedProcessLive } from './process-identity.js';
 
@@ -13,11 +13,19 @@ export type RuntimeLockResult =
   | { readonly acquired: true }
   | { readonly acquired: false; readonly holder: PidRecord };
 
+/** Create attempts before giving up on a lock that keeps reappearing without a live holder. */
+const MAX_LOCK_ATTEMPTS = 5;
+
+async function holderIsLive(holder: PidRecord | null): Promise<boolean> {
+  return holder !== null && (await isRecordedProcessLive(holder.pid, holder.start_time));
+}
+
 /**
  * Takes `<home>/gateway.lock`. Node has no advisory `flock`, so the lock is an exclusive-create
  * file holding the owner's PID record; a file whose owner is dead, recycled or unreadable is
- * cleared and the create retried once. A permission error (a stale root-owned lock) is treated
- * the same way.
+ * cleared (judged again on the file actually removed, so two processes taking over the same
+ * stale lock cannot both win) and the create retried. A permission error (a stale root-owned
+ * lock) is treated the same way.
  */
 export async function acquireRuntimeLock(
   home: string,
@@ -25,25 +33,20 @@ export async function acquireRuntimeLock(
 ): Promise<RuntimeLockResult> {
   const file = runtimeLockPath(home);
   const content = JSON.stringify(record);
-  for (let attempt = 0; ; attempt += 1) {
+  for (let attempt = 1; ; attempt += 1) {
     try {
       await createFileExclusive(file, content);
       return { acquired: true };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST' && code !== 'EACCES' && code !== 'EPERM') throw error;
-      if (attempt > 0) {
-        const holder = await readLockHolder(file);
+      const holder = await readLockHolder(file);
+      if (await holderIsLive(holder)) return { acquired: false, holder: holder as PidRecord };
+      if (attempt >= MAX_LOCK_ATTEMPTS) {
         if (holder) return { acquired: false, holder };
         throw error;
       }
-      if (code === 'EEXIST') {
-        const holder = await readLockHolder(file);
-        if (holder && (await isRecordedProcessLive(holder.pid, holder.start_time))) {
-          return { acquired: false, holder };
-        }
-      }
-      await rm(file, { force: true });
+      await removeStaleFile(file, async (text) => !(await holderIsLive(parsePidRecord(text))));
     }
   }
 }

@@ -1,7 +1,11 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { GATEWAY_KIND, RUNTIME_STATUS_STALE_AFTER_MS } from './constants.js';
+import {
+  GATEWAY_KIND,
+  RUNTIME_STATUS_FILE_NAME,
+  RUNTIME_STATUS_STALE_AFTER_MS,
+} from './constants.js';
 import {
   isRuntimeStatusStale,
   normalizeUpdatedAt,
@@ -47,9 +51,15 @@ describe('writeRuntimeStatus', () => {
 
   it('writes compact JSON and replaces the file atomically', async () => {
     const home = await tempHome();
+    await writeRuntimeStatus(home.path, { gatewayState: 'starting' }, writer(home.path));
+    const before = await stat(runtimeStatusPath(home.path));
     await writeRuntimeStatus(home.path, { gatewayState: 'running' }, writer(home.path));
     const text = await readFile(runtimeStatusPath(home.path), 'utf8');
     expect(text).not.toMatch(/\n| {2}/);
+    // A new file renamed over the old one, never the old file rewritten in place (which a reader
+    // could catch empty or half-written), and no temp file left behind.
+    expect((await stat(runtimeStatusPath(home.path))).ino).not.toBe(before.ino);
+    expect(await readdir(home.path)).toEqual([RUNTIME_STATUS_FILE_NAME]);
   });
 
   it('re-stamps the writer on every write but keeps fields it was not given', async () => {

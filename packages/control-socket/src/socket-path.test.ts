@@ -70,6 +70,9 @@ describe('resolveServerSocketPath', () => {
     expect(await windowsPipeName('C:\\Users\\b\\hermes')).not.toBe(first);
     const location = await resolveServerSocketPath('C:\\Users\\a\\hermes', { platform: 'win32' });
     expect(location).toEqual({ bindPath: first, pointerFile: null });
+    expect(await resolveClientSocketPath('C:\\Users\\a\\hermes', { platform: 'win32' })).toBe(
+      first,
+    );
   });
 });
 

@@ -1,0 +1,90 @@
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
+
+describe('createFileExclusive', () => {
+  it('creates the file with its full content, private to its owner, and leaves no temp file', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.pid');
+    await createFileExclusive(target, '{"pid":42}');
+    expect(await readFile(target, 'utf8')).toBe('{"pid":42}');
+    expect((await stat(target)).mode & 0o777).toBe(0o600);
+    expect(await readdir(home.path)).toEqual(['gateway.pid']);
+  });
+
+  it('fails with EEXIST and leaves an existing file untouched', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.pid');
+    await writeFile(target, 'first');
+    await expect(createFileExclusive(target, 'second')).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await readFile(target, 'utf8')).toBe('first');
+    expect(await readdir(home.path)).toEqual(['gateway.pid']);
+  });
+
+  it('lets exactly one of many concurrent creators win', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, index) => createFileExclusive(target, `writer ${index}`)),
+    );
+    const winners = outcomes.flatMap((outcome, index) =>
+      outcome.status === 'fulfilled' ? [index] : [],
+    );
+    expect(winners).toHaveLength(1);
+    expect(await readFile(target, 'utf8')).toBe(`writer ${winners[0]}`);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toMatchObject({ code: 'EEXIST' });
+    }
+    expect(await readdir(home.path)).toEqual(['gateway.lock']);
+  });
+});
+
+describe('removeStaleFile', () => {
+  const isStale = async (text: string) => text.startsWith('dead');
+
+  it('removes a file that is stale and reports the path free', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
+    await writeFile(target, 'dead holder');
+    expect(await removeStaleFile(target, isStale)).toBe(true);
+    expect(await readdir(home.path)).toEqual([]);
+  });
+
+  it('judges the file it removes, so a fresh file that replaced the stale one survives', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
+    await writeFile(target, 'dead holder');
+    // A slower taker read "dead holder" and judged it stale; meanwhile a faster one replaced it.
+    expect(await isStale(await readFile(target, 'utf8'))).toBe(true);
+    await rm(target);
+    await createFileExclusive(target, 'live holder');
+    expect(await removeStaleFile(target, isStale)).toBe(false);
+    expect(await readFile(target, 'utf8')).toBe('live holder');
+    expect(await readdir(home.path)).toEqual(['gateway.lock']);
+  });
+
+  it('reports the path free when the file is already gone', async () => {
+    const home = await tempHome();
+    expect(await removeStaleFile(path.join(home.path, 'gateway.pid'), isStale)).toBe(true);
+  });
+
+  it('lets only one of several concurrent takers remove the same stale file', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
+    await writeFile(target, 'dead holder');
+    let judged = 0;
+    const countingJudge = async (text: string) => {
+      judged += 1;
+      return isStale(text);
+    };
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () => removeStaleFile(target, countingJudge)),
+    );
+    expect(outcomes.every((free) => free)).toBe(true);
+    // Only the taker whose atomic move got the file judged (and removed) it.
+    expect(judged).toBe(1);
+    expect(await readdir(home.path)).toEqual([]);
+  });
+});

@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
+import { createFileExclusive, removeStaleFile, takeoverTokenPath } from './exclusive-file.js';
+import { readProcessStartTime } from './process-identity.js';
 
 describe('createFileExclusive', () => {
   it('creates the file with its full content, private to its owner, and leaves no temp file', async () => {
@@ -85,6 +87,33 @@ describe('removeStaleFile', () => {
     expect(outcomes.every((free) => free)).toBe(true);
     // Only the taker whose atomic move got the file judged (and removed) it.
     expect(judged).toBe(1);
+    expect(await readdir(home.path)).toEqual([]);
+  });
+
+  it('clears a takeover token left by a taker that died mid-takeover, then takes over', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
+    await writeFile(target, 'dead holder');
+    const exited = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(takeoverTokenPath(target), JSON.stringify({ pid: exited, start_time: 1 }));
+    expect(await removeStaleFile(target, isStale)).toBe(true);
+    expect(await readdir(home.path)).toEqual([]);
+  });
+
+  it('waits for a live taker’s token and, past the wait, fails closed without removing anything', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
+    await writeFile(target, 'dead holder');
+    const token = takeoverTokenPath(target);
+    const live = { pid: process.pid, start_time: await readProcessStartTime(process.pid) };
+    await writeFile(token, JSON.stringify(live));
+    expect(await removeStaleFile(target, isStale, { waitMs: 50 })).toBe(false);
+    expect(await readFile(target, 'utf8')).toBe('dead holder');
+    // The live taker finishes (its token goes): the next taker proceeds.
+    const waiting = removeStaleFile(target, isStale, { waitMs: 5000 });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await rm(token);
+    expect(await waiting).toBe(true);
     expect(await readdir(home.path)).toEqual([]);
   });
 });

@@ -20,6 +20,17 @@ export {
   writeConfigDocument,
 } from './config-file.js';
 export { type ConfigReader, createConfigReader } from './config-reader.js';
+export type {
+  ApiServerConfig,
+  AuxiliaryConfig,
+  AuxiliaryTaskConfig,
+  BrowserConfig,
+  DelegationConfig,
+  GatewayConfig,
+  HermesConfig,
+  ModelConfig,
+  PlatformConfig,
+} from './config-types.js';
 export * from './defaults.js';
 export { applyEnvFile, getEnvFilePath, readEnvFile } from './dotenv.js';
 export { type ConfigErrorCode, ConfigParseError, HermesConfigError } from './errors.js';
@@ -42,21 +53,10 @@ export {
   withHomeScope,
 } from './home.js';
 export {
-  type ApiServerConfig,
-  type AuxiliaryConfig,
-  type AuxiliaryTaskConfig,
-  type BrowserConfig,
-  type DelegationConfig,
-  type GatewayConfig,
-  type HermesConfig,
   type LoadConfigOptions,
   type LoadedConfig,
   loadConfig,
-  type ModelConfig,
-  type PlatformConfig,
-  resolveBrowserConfig,
   resolveConfig,
-  resolveGatewayConfig,
 } from './load-config.js';
 export {
   createProfile,
@@ -74,3 +74,4 @@ export {
   RESERVED_PROFILE_NAMES,
   validateProfileName,
 } from './profiles.js';
+export { resolveBrowserConfig, resolveGatewayConfig } from './resolve-gateway.js';

@@ -1,0 +1,105 @@
+import type { ApiMode } from './defaults.js';
+
+// The typed view of `config.yaml` that `loadConfig` returns, one interface per section.
+
+export interface ModelConfig {
+  readonly model: string;
+  readonly provider: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly apiMode: ApiMode | '';
+}
+
+export interface AuxiliaryTaskConfig {
+  readonly provider: string;
+  readonly model: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly apiMode: string;
+  readonly timeoutS: number | undefined;
+  readonly extraBody: Readonly<Record<string, unknown>>;
+  readonly reasoningEffort: string;
+}
+
+export interface AuxiliaryConfig {
+  readonly review: AuxiliaryTaskConfig;
+  /** Every `auxiliary.<task>` block, the known tasks always present. */
+  readonly tasks: Readonly<Record<string, AuxiliaryTaskConfig>>;
+  readonly transientRetries: number;
+}
+
+export interface DelegationConfig {
+  readonly model: string;
+  readonly provider: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly apiMode: string;
+  readonly requestOverrides: Readonly<Record<string, unknown>> | undefined;
+  readonly fallbackProviders: readonly unknown[] | undefined;
+  readonly maxIterations: number;
+  readonly maxConcurrentChildren: number;
+  readonly maxSpawnDepth: number;
+  readonly orchestratorEnabled: boolean;
+  /** 0 = no inactivity cap; otherwise at least `DELEGATION_CHILD_TIMEOUT_FLOOR_S`. */
+  readonly childTimeoutSeconds: number;
+  /** `''` = inherit; `'none'` when the YAML said `false` (thinking disabled). */
+  readonly reasoningEffort: string;
+  readonly subagentAutoApprove: boolean;
+  readonly inheritMcpToolsets: boolean;
+  readonly defaultToolsets: readonly string[] | undefined;
+  readonly maxSummaryChars: number;
+  readonly independentCompletions: boolean;
+  readonly worktreeIsolation: boolean;
+  readonly oneshotMaxChildren: number;
+  readonly compressionThresholdTokens: number;
+  readonly surfaceChildProcessNotifications: boolean;
+}
+
+export interface GatewayConfig {
+  readonly loopWatchdog: boolean;
+  readonly loopWatchdogProbeIntervalS: number;
+  readonly loopWatchdogProbeTimeoutS: number;
+  readonly loopWatchdogMaxStrikes: number;
+  readonly multiplexProfiles: boolean;
+  readonly multiplexProfileAllowlist: readonly string[] | undefined;
+  readonly startupRestoreDrainTimeoutS: number;
+}
+
+export interface BrowserConfig {
+  readonly extensionControl: {
+    /** True only when config says literally `true`. */
+    readonly enabled: boolean;
+    /** True only when config says literally `true`. */
+    readonly developerMode: boolean;
+  };
+}
+
+export interface PlatformConfig {
+  readonly enabled: boolean;
+  /** The platform's whole block, unknown keys included. */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+export interface ApiServerConfig {
+  readonly enabled: boolean;
+  readonly host: string;
+  readonly port: number;
+  /**
+   * `api_server.key`, else the `API_SERVER_KEY` secret: from `env` when one is passed, else from
+   * the current secret scope (`withHomeScope`), else `process.env` (where `applyEnvFile` puts the
+   * home's `.env`).
+   */
+  readonly key: string | undefined;
+  readonly maxRequestBytes: number;
+}
+
+export interface HermesConfig {
+  readonly model: ModelConfig;
+  readonly auxiliary: AuxiliaryConfig;
+  readonly delegation: DelegationConfig;
+  readonly gateway: GatewayConfig;
+  readonly browser: BrowserConfig;
+  readonly platforms: Readonly<Record<string, PlatformConfig>>;
+  readonly platformToolsets: Readonly<Record<string, readonly string[]>>;
+  readonly apiServer: ApiServerConfig;
+}

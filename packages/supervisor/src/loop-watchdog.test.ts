@@ -124,11 +124,13 @@ describe('loop watchdog (real processes)', () => {
     expect(report?.phase?.label).toBe('fts-rebuild');
     expect(report?.strikes).toBe(3);
     expect(report?.stackSource).toBe('inspector-interrupt');
-    // The innermost user frame is the hot loop; the pause may land inside a Node built-in it calls
-    // (e.g. the `performance` getter), whose frames come first.
-    expect(report?.stack).toMatch(
-      /^(?:at [^\n]*\(node:[^)\n]*\)\n)*at spinFor .*\nat inTheHotLoop/,
-    );
+    // The innermost frames of the fixture are the hot loop; the pause may land inside a built-in it
+    // calls (`performance.now` and its validators), whose frames come first.
+    const fixtureFrames = (report?.stack ?? '')
+      .split('\n')
+      .filter((frame) => frame.includes('loop-watchdog-child'));
+    expect(fixtureFrames[0]).toMatch(/^at spinFor /);
+    expect(fixtureFrames[1]).toMatch(/^at inTheHotLoop /);
     expect(report?.exit).toEqual({ code: 75, signal: null });
     expect(report?.heartbeatFileAgeS).toBeGreaterThanOrEqual(30);
     expect(report?.heartbeatFileAgeS).toBeLessThan(300);

@@ -47,7 +47,10 @@ async function runChild(options: {
 async function reportFiles(home: string): Promise<string[]> {
   const directory = path.join(home, 'logs');
   if (!existsSync(directory)) return [];
-  const names = (await readdir(directory)).filter((name) => name.startsWith('loop-watchdog-'));
+  // Final reports only: a poll may catch the atomic write's temp file just before its rename.
+  const names = (await readdir(directory)).filter((name) =>
+    /^loop-watchdog-\d+-\d+\.json$/.test(name),
+  );
   return names.map((name) => path.join(directory, name));
 }
 

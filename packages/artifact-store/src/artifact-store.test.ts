@@ -4,11 +4,16 @@ import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { ArtifactStore, type ArtifactStoreOptions } from './artifact-store.js';
-import { DEFAULT_ARTIFACT_TTL_SECONDS, DEFAULT_MAX_ARTIFACT_BYTES } from './constants.js';
+import {
+  DEFAULT_ARTIFACT_TTL_SECONDS,
+  DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS,
+  DEFAULT_MAX_ARTIFACT_BYTES,
+} from './constants.js';
 import { normalizeContentType } from './content-type.js';
 import {
   ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE,
   ArtifactChecksumMismatch,
+  ArtifactDownloadStalled,
   ArtifactError,
   ArtifactExpired,
   ArtifactMimeRejected,
@@ -58,13 +63,20 @@ describe('ArtifactStore construction', () => {
     expect(DEFAULT_ARTIFACT_TTL_SECONDS).toBe(300);
     expect(store.maxBytes).toBe(DEFAULT_MAX_ARTIFACT_BYTES);
     expect(DEFAULT_MAX_ARTIFACT_BYTES).toBe(10_485_760);
+    expect(store.downloadIdleTimeoutSeconds).toBe(DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS);
+    expect(DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS).toBe(120);
     expect(store.count()).toBe(0);
   });
 
   it('clamps the TTL to at least one second and the size limit to at least one byte', async () => {
-    const { store } = await openStore({ ttlSeconds: 0.01, maxBytes: 0 });
+    const { store } = await openStore({
+      ttlSeconds: 0.01,
+      maxBytes: 0,
+      downloadIdleTimeoutSeconds: 0,
+    });
     expect(store.ttlSeconds).toBe(1);
     expect(store.maxBytes).toBe(1);
+    expect(store.downloadIdleTimeoutSeconds).toBe(1);
   });
 
   it('sweeps the orphans of a previous process but keeps unrelated files', async () => {
@@ -568,6 +580,25 @@ describe('ArtifactStore.loadStream', () => {
     await expect(store.loadStream(receipt.artifactId, scope)).rejects.toBeInstanceOf(
       ArtifactExpired,
     );
+  });
+
+  it('abandons a body its consumer stops reading, with ArtifactDownloadStalled', async () => {
+    const { store } = await openStore({ downloadIdleTimeoutSeconds: 1 });
+    // Several chunks, so some wait in the queue for a consumer that never comes back.
+    const receipt = await storeSample(store, randomBytes(3 * 1024 * 1024));
+    const reader = (await store.loadStream(receipt.artifactId, scope)).body.getReader();
+    expect((await reader.read()).done).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const stalled = await reader.read().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(stalled).toBeInstanceOf(ArtifactDownloadStalled);
+    expect(stalled).toMatchObject({
+      code: 'artifact_download_stalled',
+      artifactId: receipt.artifactId,
+      idleSeconds: 1,
+    });
   });
 });
 

@@ -6,12 +6,14 @@ import {
   ARTIFACT_TEMP_SUFFIX,
   DEFAULT_ALLOWED_CONTENT_TYPES,
   DEFAULT_ARTIFACT_TTL_SECONDS,
+  DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS,
   DEFAULT_MAX_ARTIFACT_BYTES,
   MIN_ARTIFACT_TTL_SECONDS,
 } from './constants.js';
 import { normalizeContentType } from './content-type.js';
 import {
   ArtifactChecksumMismatch,
+  ArtifactDownloadStalled,
   ArtifactExpired,
   ArtifactMimeRejected,
   ArtifactNotFound,
@@ -49,6 +51,11 @@ export interface ArtifactStoreOptions {
   readonly now?: () => number;
   /** Wall clock in milliseconds since the epoch, for display times only. Default `Date.now()`. */
   readonly wallNow?: () => number;
+  /**
+   * Seconds a `loadStream` body waits for its consumer to take the next chunk before it fails
+   * with `ArtifactDownloadStalled` and closes its descriptor; clamped to at least 1. Default 120.
+   */
+  readonly downloadIdleTimeoutSeconds?: number;
 }
 
 export interface StoreArtifactInput {
@@ -155,6 +162,7 @@ export class ArtifactStore {
   readonly root: string;
   readonly ttlSeconds: number;
   readonly maxBytes: number;
+  readonly downloadIdleTimeoutSeconds: number;
   readonly allowedContentTypes: ReadonlySet<string>;
   readonly #now: () => number;
   readonly #wallNow: () => number;
@@ -179,6 +187,11 @@ export class ArtifactStore {
     );
     this.#now = options.now ?? (() => performance.now());
     this.#wallNow = options.wallNow ?? (() => Date.now());
+    this.downloadIdleTimeoutSeconds = clampNumber(
+      options.downloadIdleTimeoutSeconds,
+      DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS,
+      1,
+    );
   }
 
   /** Creates the root and removes the orphans a previous process left behind. */
@@ -332,6 +345,12 @@ export class ArtifactStore {
         sizeBytes: entry.receipt.sizeBytes,
         matches: (sha256) => sameHex(sha256, entry.receipt.sha256),
         mismatch: () => new ArtifactChecksumMismatch({ artifactId }),
+        idleTimeoutMs: this.downloadIdleTimeoutSeconds * 1000,
+        stalled: () =>
+          new ArtifactDownloadStalled({
+            artifactId,
+            idleSeconds: this.downloadIdleTimeoutSeconds,
+          }),
       }),
     };
   }

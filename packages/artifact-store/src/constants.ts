@@ -4,6 +4,14 @@ export const DEFAULT_ARTIFACT_TTL_SECONDS = 300;
 /** The smallest TTL a store accepts; shorter values are clamped up to it. */
 export const MIN_ARTIFACT_TTL_SECONDS = 1;
 
+/**
+ * How long a streamed download may wait for its consumer to take the next chunk before it is
+ * abandoned and its file descriptor closed, in seconds. A client that stops reading would
+ * otherwise hold the descriptor until its socket times out (or forever, with no timeout set).
+ * At 512 KiB a chunk, 120 s still lets a client at ~4.5 KiB/s finish.
+ */
+export const DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS = 120;
+
 /** The largest artifact a store accepts by default: 10 MiB. */
 export const DEFAULT_MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 

@@ -11,6 +11,7 @@ export type ArtifactErrorCode =
   | 'artifact_mime_rejected'
   | 'artifact_scope_mismatch'
   | 'artifact_checksum_mismatch'
+  | 'artifact_download_stalled'
   | 'artifact_traversal'
   | 'artifact_overwrite';
 
@@ -131,6 +132,21 @@ export class ArtifactChecksumMismatch extends ArtifactError {
       message: `artifact ${describeId(options.artifactId)} failed its SHA-256 check`,
     });
     this.artifactId = options.artifactId;
+  }
+}
+
+/** A streamed download's consumer stopped taking chunks; the stream was abandoned. */
+export class ArtifactDownloadStalled extends ArtifactError {
+  readonly artifactId: string;
+  readonly idleSeconds: number;
+
+  constructor(options: { artifactId: string; idleSeconds: number }) {
+    super({
+      code: 'artifact_download_stalled',
+      message: `download of artifact ${describeId(options.artifactId)} abandoned: nothing read for ${options.idleSeconds} s`,
+    });
+    this.artifactId = options.artifactId;
+    this.idleSeconds = options.idleSeconds;
   }
 }
 

@@ -13,6 +13,7 @@ export {
   ARTIFACT_PRINCIPAL_REQUIRED_MESSAGE,
   ARTIFACT_ROOT_UNRESOLVABLE_MESSAGE,
   ArtifactChecksumMismatch,
+  ArtifactDownloadStalled,
   ArtifactError,
   type ArtifactErrorCode,
   type ArtifactErrorOptions,

@@ -23,10 +23,11 @@ async function fileWith(data: Uint8Array) {
 }
 
 class MismatchForTest extends Error {}
+class StalledForTest extends Error {}
 
 function streamOf(
   handle: Awaited<ReturnType<typeof open>>,
-  options: { sizeBytes: number; sha256: string; chunkBytes?: number },
+  options: { sizeBytes: number; sha256: string; chunkBytes?: number; idleTimeoutMs?: number },
 ) {
   return createVerifiedFileStream({
     handle,
@@ -34,8 +35,12 @@ function streamOf(
     matches: (digest) => digest === options.sha256,
     mismatch: () => new MismatchForTest('bytes changed'),
     ...(options.chunkBytes === undefined ? {} : { chunkBytes: options.chunkBytes }),
+    ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
+    stalled: () => new StalledForTest('consumer stalled'),
   });
 }
+
+const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
 /** Reads a stream to its end or its error, keeping what arrived before an error. */
 async function drain(stream: ReadableStream<Uint8Array>) {
@@ -187,5 +192,58 @@ describe('createVerifiedFileStream', () => {
     expect((await reader.read()).done).toBe(false);
     await reader.cancel();
     expect(handle.fd).toBe(-1);
+  });
+
+  it('abandons the download and closes the file when the consumer stops taking chunks', async () => {
+    const data = randomBytes(5000);
+    const handle = await open(await fileWith(data), 'r');
+    const reader = streamOf(handle, {
+      sizeBytes: data.byteLength,
+      sha256: sha256(data),
+      chunkBytes: 1000,
+      idleTimeoutMs: 50,
+    }).getReader();
+    expect((await reader.read()).done).toBe(false);
+    // The consumer goes quiet with chunks still queued: the descriptor must not wait for it.
+    const deadline = performance.now() + 5000;
+    while (handle.fd !== -1 && performance.now() < deadline) await sleep(10);
+    expect(handle.fd).toBe(-1);
+    await expect(reader.read()).rejects.toBeInstanceOf(StalledForTest);
+  });
+
+  it('keeps a slow consumer that takes each chunk within the idle timeout', async () => {
+    const data = randomBytes(5000);
+    const handle = await open(await fileWith(data), 'r');
+    const stream = streamOf(handle, {
+      sizeBytes: data.byteLength,
+      sha256: sha256(data),
+      chunkBytes: 1000,
+      idleTimeoutMs: 2000,
+    });
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      await sleep(30);
+    }
+    expect(Buffer.concat(chunks).equals(data)).toBe(true);
+    expect(handle.fd).toBe(-1);
+  });
+
+  it('waits for its consumer indefinitely when no idle timeout is set', async () => {
+    const data = randomBytes(5000);
+    const handle = await open(await fileWith(data), 'r');
+    const reader = streamOf(handle, {
+      sizeBytes: data.byteLength,
+      sha256: sha256(data),
+      chunkBytes: 1000,
+    }).getReader();
+    expect((await reader.read()).done).toBe(false);
+    await sleep(150);
+    expect(handle.fd).not.toBe(-1);
+    const rest: Uint8Array[] = [];
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      rest.push(next.value);
+    }
+    expect(rest.reduce((total, chunk) => total + chunk.byteLength, 0)).toBe(4000);
   });
 });

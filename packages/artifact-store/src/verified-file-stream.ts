@@ -90,6 +90,13 @@ export interface VerifiedFileStreamOptions {
   readonly mismatch: () => Error;
   /** Default `VERIFIED_STREAM_CHUNK_BYTES`. */
   readonly chunkBytes?: number;
+  /**
+   * Milliseconds the stream waits for its consumer to take the next chunk; past that it fails
+   * with `stalled()` and closes the handle. Unset, 0 or not finite: it waits forever.
+   */
+  readonly idleTimeoutMs?: number;
+  /** The error the stream fails with when its consumer stalls. */
+  readonly stalled?: () => Error;
 }
 
 /**
@@ -97,7 +104,8 @@ export interface VerifiedFileStreamOptions {
  * The last chunk is held back until the digest of the whole matches: when it does not (or the
  * file turns out shorter), the stream errors instead of closing, so a consumer can never take
  * the bytes as complete; an HTTP response carrying it is torn down short of its
- * `Content-Length`. The file handle is closed on the end, on an error and on cancellation.
+ * `Content-Length`. The file handle is closed on the end, on an error, on cancellation and when
+ * the consumer leaves chunks untaken for `idleTimeoutMs`.
  */
 export function createVerifiedFileStream(
   options: VerifiedFileStreamOptions,
@@ -107,9 +115,12 @@ export function createVerifiedFileStream(
   const hash = createHash('sha256');
   let position = 0;
   let released = false;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 0;
+  let idleTimer: NodeJS.Timeout | undefined;
   const release = async () => {
     if (released) return;
     released = true;
+    clearTimeout(idleTimer);
     try {
       // Waits for a read still in flight, so the descriptor is never closed under it.
       await handle.close();
@@ -118,9 +129,24 @@ export function createVerifiedFileStream(
     }
   };
 
+  // Armed whenever chunks wait for the consumer; a pull (the consumer took one) disarms it.
+  const armIdleTimer = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (!(idleTimeoutMs > 0 && Number.isFinite(idleTimeoutMs))) return;
+    idleTimer = setTimeout(() => {
+      if (released) return;
+      void release();
+      controller.error(
+        options.stalled?.() ?? new Error(`stream consumer idle for ${idleTimeoutMs} ms`),
+      );
+    }, idleTimeoutMs);
+    // A stalled download must not keep the process alive.
+    idleTimer.unref();
+  };
+
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        clearTimeout(idleTimer);
         try {
           const length = Math.min(chunkBytes, sizeBytes - position);
           // A fresh chunk each time: the consumer may still hold earlier ones by reference.
@@ -138,6 +164,7 @@ export function createVerifiedFileStream(
           position += length;
           if (position < sizeBytes) {
             controller.enqueue(chunk);
+            armIdleTimer(controller);
             return;
           }
           await release();

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { link, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isRecordedProcessLive, readProcessStartTime } from './process-identity.js';
+import { pidRecordTextIsStale } from './pid-record.js';
+import { readProcessStartTime } from './process-identity.js';
 
 /** A private name next to `target`, unique to this call. */
 function siblingName(target: string, purpose: string): string {
@@ -66,19 +67,6 @@ async function removeAsideIfStale(
   }
 }
 
-async function tokenHolderIsDead(text: string): Promise<boolean> {
-  let holder: unknown;
-  try {
-    holder = JSON.parse(text);
-  } catch {
-    return true;
-  }
-  if (typeof holder !== 'object' || holder === null) return true;
-  const { pid, start_time: startTime } = holder as { pid?: unknown; start_time?: unknown };
-  if (typeof pid !== 'number') return true;
-  return !(await isRecordedProcessLive(pid, typeof startTime === 'number' ? startTime : null));
-}
-
 /**
  * Takes the takeover token of `target`, waiting out a live taker (it holds the token for the few
  * milliseconds of one judgement) and clearing a token whose holder died mid-takeover. False when a
@@ -98,8 +86,8 @@ async function takeToken(token: string, waitMs: number): Promise<boolean> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const text = await readFile(token, 'utf8').catch(() => null);
-    if (text !== null && (await tokenHolderIsDead(text))) {
-      await removeAsideIfStale(token, tokenHolderIsDead);
+    if (text !== null && (await pidRecordTextIsStale(text))) {
+      await removeAsideIfStale(token, pidRecordTextIsStale);
       continue;
     }
     if (performance.now() >= deadline) return false;

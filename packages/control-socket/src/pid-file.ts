@@ -5,8 +5,8 @@ import { getProcessHermesHome } from '@hermes/config';
 import { PID_FILE_NAME } from './constants.js';
 import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
 import { canonicalHomePath } from './home-hash.js';
-import { buildPidRecord, type PidRecord, parsePidRecord } from './pid-record.js';
-import { isRecordedProcessLive, readProcessStartTime } from './process-identity.js';
+import { buildPidRecord, type PidRecord, parsePidRecord, pidRecordIsLive } from './pid-record.js';
+import { readProcessStartTime } from './process-identity.js';
 import { acquireRuntimeLock, releaseRuntimeLock, runtimeLockPath } from './runtime-lock.js';
 import {
   INACTIVE_GATEWAY_STATES,
@@ -42,7 +42,7 @@ async function readText(file: string): Promise<string | null> {
 async function recordNamesLiveGateway(record: PidRecord | null, home: string): Promise<boolean> {
   if (record === null) return false;
   if (record.hermes_home !== undefined && record.hermes_home !== home) return false;
-  return isRecordedProcessLive(record.pid, record.start_time);
+  return pidRecordIsLive(record);
 }
 
 export interface GetRunningPidOptions {

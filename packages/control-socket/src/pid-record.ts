@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
 import { GATEWAY_KIND } from './constants.js';
+import { isRecordedProcessLive } from './process-identity.js';
 
 /** `gateway.pid` / `gateway.lock` content. Only `pid` is required: legacy files hold a bare number. */
 export const PidRecordSchema = v.looseObject({
@@ -28,6 +29,16 @@ export function parsePidRecord(text: string): PidRecord | null {
   }
   const result = v.safeParse(PidRecordSchema, parsed);
   return result.success ? result.output : null;
+}
+
+/** The record's process is running and, when a start time was recorded, is still that process. */
+export async function pidRecordIsLive(record: PidRecord | null): Promise<boolean> {
+  return record !== null && (await isRecordedProcessLive(record.pid, record.start_time));
+}
+
+/** PID-file text that names no live process (unparseable text names none): safe to take over. */
+export async function pidRecordTextIsStale(text: string): Promise<boolean> {
+  return !(await pidRecordIsLive(parsePidRecord(text)));
 }
 
 /** Reads and parses a PID record file; `null` when missing, unreadable or invalid. */

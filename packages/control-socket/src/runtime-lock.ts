@@ -1,9 +1,13 @@
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { RUNTIME_LOCK_FILE_NAME } from './constants.js';
 import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
-import { type PidRecord, parsePidRecord } from './pid-record.js';
-import { isRecordedProcessLive } from './process-identity.js';
+import {
+  type PidRecord,
+  pidRecordIsLive,
+  pidRecordTextIsStale,
+  readPidRecord,
+} from './pid-record.js';
 
 export function runtimeLockPath(home: string): string {
   return path.join(home, RUNTIME_LOCK_FILE_NAME);
@@ -15,10 +19,6 @@ export type RuntimeLockResult =
 
 /** Create attempts before giving up on a lock that keeps reappearing without a live holder. */
 const MAX_LOCK_ATTEMPTS = 5;
-
-async function holderIsLive(holder: PidRecord | null): Promise<boolean> {
-  return holder !== null && (await isRecordedProcessLive(holder.pid, holder.start_time));
-}
 
 /**
  * Takes `<home>/gateway.lock`. Node has no advisory `flock`, so the lock is an exclusive-create
@@ -40,28 +40,20 @@ export async function acquireRuntimeLock(
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST' && code !== 'EACCES' && code !== 'EPERM') throw error;
-      const holder = await readLockHolder(file);
-      if (await holderIsLive(holder)) return { acquired: false, holder: holder as PidRecord };
+      const holder = await readPidRecord(file);
+      if (await pidRecordIsLive(holder)) return { acquired: false, holder: holder as PidRecord };
       if (attempt >= MAX_LOCK_ATTEMPTS) {
         if (holder) return { acquired: false, holder };
         throw error;
       }
-      await removeStaleFile(file, async (text) => !(await holderIsLive(parsePidRecord(text))));
+      await removeStaleFile(file, pidRecordTextIsStale);
     }
-  }
-}
-
-async function readLockHolder(file: string): Promise<PidRecord | null> {
-  try {
-    return parsePidRecord(await readFile(file, 'utf8'));
-  } catch {
-    return null;
   }
 }
 
 /** Removes the lock if (and only if) this process holds it. */
 export async function releaseRuntimeLock(home: string, pid: number = process.pid): Promise<void> {
   const file = runtimeLockPath(home);
-  const holder = await readLockHolder(file);
+  const holder = await readPidRecord(file);
   if (holder?.pid === pid) await rm(file, { force: true });
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 // The timers module's own functions, not the globals: fake timers installed by a test runner
 // replace the globals, and a faked tick would let a healthy loop look wedged.
 import { clearTimeout, setTimeout } from 'node:timers';
@@ -330,9 +330,8 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
       Atomics.store(tickSlot, 0, nowNs);
       probesAnswered += 1;
       // The shared copy only serves the signal-fallback report; once a second is fresh enough.
-      const publishedAgo = performance.now() - delaysPublishedAt;
-      if (publishedAgo >= DELAY_PUBLISH_INTERVAL_MS) {
-        delaysPublishedAt = performance.now();
+      if (now - delaysPublishedAt >= DELAY_PUBLISH_INTERVAL_MS) {
+        delaysPublishedAt = now;
         publishDelays();
       }
     }

@@ -75,8 +75,8 @@ function toRegExp(pattern: RegExp | string): RegExp {
 
 /**
  * Starts a real child process in its own process group, collects its output, optionally waits
- * for a readiness line and/or a listening port, and always cleans up: when the test finishes (inside a test) or when the
- * test process exits, the whole group is killed.
+ * for a readiness line and/or a listening port, and always cleans up: when the test finishes
+ * (inside a test) or when the test process exits, the whole group is killed.
  */
 export async function spawnProcess(options: SpawnProcessOptions): Promise<SpawnedProcess> {
   installExitHook();

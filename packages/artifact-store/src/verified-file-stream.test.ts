@@ -42,6 +42,19 @@ function streamOf(
 
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
+/** 5000 random bytes in a file, streamed honestly (right size and digest) in 1000-byte chunks. */
+async function fiveChunkStream(options: { idleTimeoutMs?: number } = {}) {
+  const data = randomBytes(5000);
+  const handle = await open(await fileWith(data), 'r');
+  const stream = streamOf(handle, {
+    sizeBytes: data.byteLength,
+    sha256: sha256(data),
+    chunkBytes: 1000,
+    ...options,
+  });
+  return { data, handle, stream };
+}
+
 /** Reads a stream to its end or its error, keeping what arrived before an error. */
 async function drain(stream: ReadableStream<Uint8Array>) {
   const chunks: Uint8Array[] = [];
@@ -182,27 +195,16 @@ describe('createVerifiedFileStream', () => {
   });
 
   it('closes the file when the consumer cancels midway', async () => {
-    const data = randomBytes(5000);
-    const handle = await open(await fileWith(data), 'r');
-    const reader = streamOf(handle, {
-      sizeBytes: data.byteLength,
-      sha256: sha256(data),
-      chunkBytes: 1000,
-    }).getReader();
+    const { handle, stream } = await fiveChunkStream();
+    const reader = stream.getReader();
     expect((await reader.read()).done).toBe(false);
     await reader.cancel();
     expect(handle.fd).toBe(-1);
   });
 
   it('abandons the download and closes the file when the consumer stops taking chunks', async () => {
-    const data = randomBytes(5000);
-    const handle = await open(await fileWith(data), 'r');
-    const reader = streamOf(handle, {
-      sizeBytes: data.byteLength,
-      sha256: sha256(data),
-      chunkBytes: 1000,
-      idleTimeoutMs: 50,
-    }).getReader();
+    const { handle, stream } = await fiveChunkStream({ idleTimeoutMs: 50 });
+    const reader = stream.getReader();
     expect((await reader.read()).done).toBe(false);
     // The consumer goes quiet with chunks still queued: the descriptor must not wait for it.
     const deadline = performance.now() + 5000;
@@ -212,14 +214,7 @@ describe('createVerifiedFileStream', () => {
   });
 
   it('keeps a slow consumer that takes each chunk within the idle timeout', async () => {
-    const data = randomBytes(5000);
-    const handle = await open(await fileWith(data), 'r');
-    const stream = streamOf(handle, {
-      sizeBytes: data.byteLength,
-      sha256: sha256(data),
-      chunkBytes: 1000,
-      idleTimeoutMs: 2000,
-    });
+    const { data, handle, stream } = await fiveChunkStream({ idleTimeoutMs: 2000 });
     const chunks: Uint8Array[] = [];
     for await (const chunk of stream) {
       chunks.push(chunk);
@@ -230,13 +225,8 @@ describe('createVerifiedFileStream', () => {
   });
 
   it('waits for its consumer indefinitely when no idle timeout is set', async () => {
-    const data = randomBytes(5000);
-    const handle = await open(await fileWith(data), 'r');
-    const reader = streamOf(handle, {
-      sizeBytes: data.byteLength,
-      sha256: sha256(data),
-      chunkBytes: 1000,
-    }).getReader();
+    const { handle, stream } = await fiveChunkStream();
+    const reader = stream.getReader();
     expect((await reader.read()).done).toBe(false);
     await sleep(150);
     expect(handle.fd).not.toBe(-1);

@@ -1,3 +1,12 @@
+import type {
+  AgentConfig,
+  ApprovalsConfig,
+  CompressionConfig,
+  CustomProviderConfig,
+  FallbackProviderConfig,
+  ProviderConfig,
+  TerminalConfig,
+} from './agent-config-types.js';
 import type { ApiMode } from './defaults.js';
 
 // The typed view of `config.yaml` that `loadConfig` returns, one interface per section.
@@ -8,6 +17,10 @@ export interface ModelConfig {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly apiMode: ApiMode | '';
+  /** `model.context_length`: the context window in tokens, when configured. */
+  readonly contextLength: number | undefined;
+  /** `model.max_tokens`: the reply budget sent with each call, when configured. */
+  readonly maxTokens: number | undefined;
 }
 
 export interface AuxiliaryTaskConfig {
@@ -102,4 +115,13 @@ export interface HermesConfig {
   readonly platforms: Readonly<Record<string, PlatformConfig>>;
   readonly platformToolsets: Readonly<Record<string, readonly string[]>>;
   readonly apiServer: ApiServerConfig;
+  readonly providers: Readonly<Record<string, ProviderConfig>>;
+  readonly customProviders: readonly CustomProviderConfig[];
+  readonly fallbackProviders: readonly FallbackProviderConfig[];
+  readonly agent: AgentConfig;
+  readonly compression: CompressionConfig;
+  /** `toolsets`: the CLI's toolsets (default `["hermes-cli"]`). */
+  readonly toolsets: readonly string[];
+  readonly terminal: TerminalConfig;
+  readonly approvals: ApprovalsConfig;
 }

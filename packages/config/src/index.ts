@@ -1,3 +1,15 @@
+export type {
+  AgentConfig,
+  ApprovalMode,
+  ApprovalsConfig,
+  CompressionConfig,
+  CustomProviderConfig,
+  FallbackProviderConfig,
+  ModelSettingsConfig,
+  ProviderConfig,
+  TerminalConfig,
+} from './agent-config-types.js';
+export * from './agent-defaults.js';
 export { type AtomicWriteOptions, writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
 export {
   coerceBoolean,
@@ -75,3 +87,4 @@ export {
   validateProfileName,
 } from './profiles.js';
 export { resolveBrowserConfig, resolveGatewayConfig } from './resolve-gateway.js';
+export { resolveFallbackProviders } from './resolve-providers.js';

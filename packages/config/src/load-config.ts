@@ -4,9 +4,21 @@ import type { HermesConfig } from './config-types.js';
 import { getHermesHome } from './home.js';
 import type { Warn } from './knobs.js';
 import { parseLenient } from './lenient-section.js';
+import {
+  resolveAgent,
+  resolveApprovals,
+  resolveCompression,
+  resolveTerminal,
+  resolveToolsets,
+} from './resolve-agent.js';
 import { resolveDelegation } from './resolve-delegation.js';
 import { resolveBrowserConfig, resolveGatewayConfig } from './resolve-gateway.js';
 import { resolveAuxiliary, resolveModel } from './resolve-model.js';
+import {
+  resolveCustomProviders,
+  resolveFallbackProviders,
+  resolveProviders,
+} from './resolve-providers.js';
 import {
   resolveApiServer,
   resolvePlatforms,
@@ -51,6 +63,14 @@ export function resolveConfig(
     platforms: resolvePlatforms(top.platforms, warn),
     platformToolsets: resolvePlatformToolsets(top.platform_toolsets, warn),
     apiServer: resolveApiServer(top.api_server, secret, warn),
+    providers: resolveProviders(top.providers, warn),
+    customProviders: resolveCustomProviders(top.custom_providers, warn),
+    fallbackProviders: resolveFallbackProviders(top.fallback_providers, 'fallback_providers', warn),
+    agent: resolveAgent(top.agent, warn),
+    compression: resolveCompression(top.compression, warn),
+    toolsets: resolveToolsets(top.toolsets, warn),
+    terminal: resolveTerminal(top.terminal, warn),
+    approvals: resolveApprovals(top.approvals, warn),
   };
 }
 

@@ -16,7 +16,15 @@ import { integerKnob, type Warn } from './knobs.js';
 import { isRecord, parseLenient, text } from './lenient-section.js';
 
 export function resolveModel(value: unknown, warn: Warn): ModelConfig {
-  const empty: ModelConfig = { model: '', provider: '', baseUrl: '', apiKey: '', apiMode: '' };
+  const empty: ModelConfig = {
+    model: '',
+    provider: '',
+    baseUrl: '',
+    apiKey: '',
+    apiMode: '',
+    contextLength: undefined,
+    maxTokens: undefined,
+  };
   if (value === null || value === undefined) return empty;
   if (!isRecord(value)) {
     const parsed = v.safeParse(modelSectionSchema, value);
@@ -32,7 +40,16 @@ export function resolveModel(value: unknown, warn: Warn): ModelConfig {
     baseUrl: text(section.base_url),
     apiKey: text(section.api_key),
     apiMode: section.api_mode ?? '',
+    contextLength: positiveInteger(section.context_length, 'model.context_length', warn),
+    maxTokens: positiveInteger(section.max_tokens, 'model.max_tokens', warn),
   };
+}
+
+/** An optional positive whole number; absent (or invalid, with a warning) is `undefined`. */
+function positiveInteger(value: unknown, key: string, warn: Warn): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const parsed = integerKnob(value, 0, { key, range: { min: 1 }, warn });
+  return parsed > 0 ? parsed : undefined;
 }
 
 function resolveAuxiliaryTask(value: unknown, where: string, warn: Warn): AuxiliaryTaskConfig {

@@ -1,4 +1,14 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
@@ -59,6 +69,47 @@ describe('setConfigValue', () => {
       );
     }
     expect(existsSync(`${file}.bak.${CONFIG_BACKUP_COUNT + 1}`)).toBe(false);
+  });
+
+  it('writes through a symlinked config.yaml (and a chain of links), leaving the links in place', async () => {
+    const dir = await home();
+    const dotfiles = path.join(dir, 'dotfiles');
+    mkdirSync(dotfiles);
+    const real = path.join(dotfiles, 'hermes.yaml');
+    writeFileSync(real, ORIGINAL);
+    // config.yaml -> (relative) current.yaml -> (absolute) dotfiles/hermes.yaml
+    symlinkSync('current.yaml', path.join(dir, 'config.yaml'));
+    symlinkSync(real, path.join(dir, 'current.yaml'));
+    setConfigValue('model.default', 'second-model', dir);
+    expect(lstatSync(path.join(dir, 'config.yaml')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(path.join(dir, 'config.yaml'))).toBe('current.yaml');
+    expect(readlinkSync(path.join(dir, 'current.yaml'))).toBe(real);
+    expect(readFileSync(real, 'utf8')).toContain('default: second-model');
+    expect(readFileSync(real, 'utf8')).toContain('# operator notes: keep this comment');
+    expect(loadConfig({ home: dir }).config.model.model).toBe('second-model');
+    // The backup holds the previous content, next to the link.
+    expect(readFileSync(path.join(dir, 'config.yaml.bak.1'), 'utf8')).toBe(ORIGINAL);
+    // No temp file left next to the link or the target.
+    expect(readdirSync(dotfiles)).toEqual(['hermes.yaml']);
+  });
+
+  it('creates the file a dangling config.yaml link points to', async () => {
+    const dir = await home();
+    const real = path.join(dir, 'elsewhere.yaml');
+    symlinkSync(real, path.join(dir, 'config.yaml'));
+    setConfigValue('model.default', 'fresh', dir);
+    expect(lstatSync(path.join(dir, 'config.yaml')).isSymbolicLink()).toBe(true);
+    expect(loadConfig({ home: dir }).config.model.model).toBe('fresh');
+    expect(statSync(real).isFile()).toBe(true);
+  });
+
+  it('refuses a config.yaml link that loops, without touching it', async () => {
+    const dir = await home();
+    symlinkSync('loop-b.yaml', path.join(dir, 'config.yaml'));
+    symlinkSync('loop-a.yaml', path.join(dir, 'loop-b.yaml'));
+    symlinkSync('loop-b.yaml', path.join(dir, 'loop-a.yaml'));
+    expect(() => setConfigValue('model.default', 'x', dir)).toThrow(/ELOOP/);
+    expect(lstatSync(path.join(dir, 'config.yaml')).isSymbolicLink()).toBe(true);
   });
 
   it('refuses to descend through a value that is not a section', async () => {

@@ -1,4 +1,12 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+} from 'node:fs';
 import path from 'node:path';
 import { Document, isMap, isScalar, LineCounter, parseDocument, visit, type YAMLError } from 'yaml';
 import { writeFileAtomicSync } from './atomic-write.js';
@@ -136,16 +144,41 @@ function rotateBackups(file: string): void {
   copyFileSync(file, `${file}.bak.1`);
 }
 
+/** Links followed before a config path counts as a loop (the kernel's own limit is 40). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * The file a write to `file` must replace: `file` itself, or — when it is a symbolic link, as
+ * dotfile managers make it — the file at the end of its chain of links (which may not exist yet).
+ * An atomic rename over the link itself would turn it into a regular file and cut it loose.
+ */
+function symlinkTarget(file: string): string {
+  let current = file;
+  for (let hop = 0; hop < MAX_SYMLINK_HOPS; hop++) {
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(current).isSymbolicLink();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return current;
+      throw error;
+    }
+    if (!isLink) return current;
+    current = path.resolve(path.dirname(current), readlinkSync(current));
+  }
+  throw Object.assign(new Error(`${file}: too many levels of symbolic links`), { code: 'ELOOP' });
+}
+
 /**
  * Writes a config document atomically (temp file + fsync + rename, mode 0600), keeping the
- * previous versions as `config.yaml.bak.1..3`.
+ * previous versions as `config.yaml.bak.1..3`. A symlinked `config.yaml` stays a link: the file
+ * it points to is what gets replaced.
  */
 export function writeConfigDocument(document: Document, home: string = getHermesHome()): string {
   const file = getConfigPath(home);
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     rotateBackups(file);
-    writeFileAtomicSync(file, document.toString({ lineWidth: 0 }));
+    writeFileAtomicSync(symlinkTarget(file), document.toString({ lineWidth: 0 }));
   } catch (error) {
     throw new HermesConfigError({
       code: 'config_write_failed',

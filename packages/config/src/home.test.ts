@@ -2,12 +2,14 @@ import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  expandUserHome,
   getDefaultHermesRoot,
   getHermesHome,
   getHomeOverride,
   getPlatformDefaultHome,
   getProcessHermesHome,
   getSecret,
+  resolveHomePath,
   withHome,
   withHomeScope,
 } from './home.js';
@@ -56,6 +58,50 @@ describe('home resolution', () => {
       ),
     );
     expect(seen).toEqual(['/h/a', '/h/b', '/h/c']);
+  });
+});
+
+describe('~ in a home path', () => {
+  it('expands a leading ~ in HERMES_HOME to the user’s folder, not a folder named ~', async () => {
+    const fakeUserHome = await tempHome();
+    vi.stubEnv('HOME', fakeUserHome.path);
+    vi.stubEnv('HERMES_HOME', '~/hermes-dev');
+    expect(getProcessHermesHome()).toBe(path.join(fakeUserHome.path, 'hermes-dev'));
+    expect(getHermesHome()).toBe(path.join(fakeUserHome.path, 'hermes-dev'));
+    vi.stubEnv('HERMES_HOME', '~');
+    expect(getProcessHermesHome()).toBe(fakeUserHome.path);
+    expect(getProcessHermesHome({ HERMES_HOME: '~/x', HOME: '/home/ada' })).toBe('/home/ada/x');
+  });
+
+  it('anchors the profile root of HERMES_HOME=~/.hermes/profiles/<name> at ~/.hermes', async () => {
+    const fakeUserHome = await tempHome();
+    vi.stubEnv('HOME', fakeUserHome.path);
+    vi.stubEnv('HERMES_HOME', '~/.hermes/profiles/work');
+    expect(getDefaultHermesRoot()).toBe(path.join(fakeUserHome.path, '.hermes'));
+  });
+
+  it('applies the same rule to per-task homes', async () => {
+    const fakeUserHome = await tempHome();
+    vi.stubEnv('HOME', fakeUserHome.path);
+    withHome('~/task-home', () => {
+      expect(getHermesHome()).toBe(path.join(fakeUserHome.path, 'task-home'));
+    });
+  });
+
+  it('expands only ~ and ~/…, never ~user or a ~ further in', () => {
+    const env = { HOME: '/home/ada' };
+    expect(expandUserHome('~', env, 'linux')).toBe('/home/ada');
+    expect(expandUserHome('~/a/b', env, 'linux')).toBe('/home/ada/a/b');
+    expect(expandUserHome('~bob/a', env, 'linux')).toBe('~bob/a');
+    expect(expandUserHome('/srv/~/a', env, 'linux')).toBe('/srv/~/a');
+    expect(expandUserHome('~\\a', env, 'linux')).toBe('~\\a');
+    expect(resolveHomePath('relative-home', env)).toBe(path.resolve('relative-home'));
+  });
+
+  it('uses USERPROFILE and either separator on Windows', () => {
+    const env = { USERPROFILE: 'C:\\Users\\ada' };
+    expect(expandUserHome('~\\hermes', env, 'win32')).toBe('C:\\Users\\ada\\hermes');
+    expect(expandUserHome('~/hermes', env, 'win32')).toBe('C:\\Users\\ada\\hermes');
   });
 });
 

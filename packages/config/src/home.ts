@@ -25,15 +25,46 @@ export function getPlatformDefaultHome(
     const base = localAppData ? localAppData : path.win32.join(homedir(), 'AppData', 'Local');
     return path.win32.join(base, 'hermes');
   }
-  // Read HOME from the given environment first, so a scoped env (or a test) decides, as
-  // os.homedir() would for the real process environment.
-  const userHome = env.HOME?.trim() || homedir();
-  return path.join(userHome, '.hermes');
+  return path.join(userHomeDirectory(platform, env), '.hermes');
+}
+
+/**
+ * The user's own folder, as `~` means it: `HOME` (`USERPROFILE` on Windows) from `env`, else
+ * `os.homedir()`. Read from the given environment first, so a scoped env (or a test) decides, as
+ * `os.homedir()` would for the real process environment.
+ */
+function userHomeDirectory(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): string {
+  const fromEnv = platform === 'win32' ? env.USERPROFILE : env.HOME;
+  return fromEnv?.trim() || homedir();
+}
+
+/**
+ * Expands a leading `~` for the current user: `~` alone, `~/rest` (and `~\rest` on Windows). This
+ * is the one rule for `~` in a home path, used for `HERMES_HOME`, `withHome` and every package that
+ * names a home (the control socket hashes the same path). `~user` forms and a `~` anywhere else
+ * are left as written.
+ */
+export function expandUserHome(
+  value: string,
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
+  if (value === '~') return userHomeDirectory(platform, env);
+  const separatorFollows =
+    value.startsWith('~/') || (platform === 'win32' && value.startsWith('~\\'));
+  if (!separatorFollows) return value;
+  const join = platform === 'win32' ? path.win32.join : path.join;
+  return join(userHomeDirectory(platform, env), value.slice(2));
+}
+
+/** A home path as every Hermes package reads it: `~` expanded (`expandUserHome`), then absolute. */
+export function resolveHomePath(value: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(expandUserHome(value, env));
 }
 
 function envHome(env: NodeJS.ProcessEnv): string | undefined {
   const value = env.HERMES_HOME?.trim();
-  return value ? path.resolve(value) : undefined;
+  return value ? resolveHomePath(value, env) : undefined;
 }
 
 /**
@@ -68,14 +99,14 @@ export function getHomeScope(): HomeScope | undefined {
  * or child processes: pass the home to those explicitly.
  */
 export function withHome<T>(home: string, fn: () => T): T {
-  return scopeStorage.run({ home: path.resolve(home) }, fn);
+  return scopeStorage.run({ home: resolveHomePath(home) }, fn);
 }
 
 /** Like `withHome`, but also installs an isolated secret map for the scope (see `getSecret`). */
 export function withHomeScope<T>(scope: HomeScope, fn: () => T): T {
   const resolved: HomeScope = scope.secrets
-    ? { home: path.resolve(scope.home), secrets: { ...scope.secrets } }
-    : { home: path.resolve(scope.home) };
+    ? { home: resolveHomePath(scope.home), secrets: { ...scope.secrets } }
+    : { home: resolveHomePath(scope.home) };
   return scopeStorage.run(resolved, fn);
 }
 

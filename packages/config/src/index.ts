@@ -53,6 +53,7 @@ export {
   readGatewayKey,
 } from './gateway-keys.js';
 export {
+  expandUserHome,
   getDefaultHermesRoot,
   getHermesHome,
   getHomeOverride,
@@ -61,6 +62,7 @@ export {
   getProcessHermesHome,
   getSecret,
   type HomeScope,
+  resolveHomePath,
   withHome,
   withHomeScope,
 } from './home.js';

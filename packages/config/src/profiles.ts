@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HermesConfigError } from './errors.js';
-import { getDefaultHermesRoot, getHermesHome } from './home.js';
+import { getDefaultHermesRoot, getHermesHome, resolveHomePath } from './home.js';
 
 /** Names a profile may take: lowercase letters, digits, `-` and `_`, 1–64 long. */
 export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -76,7 +76,7 @@ export function getProfileDir(name: string, root: string = getDefaultHermesRoot(
 }
 
 function canonicalPath(target: string): string {
-  const resolved = path.resolve(target);
+  const resolved = resolveHomePath(target);
   try {
     return realpathSync.native(resolved);
   } catch {

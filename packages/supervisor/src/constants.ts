@@ -76,6 +76,8 @@ export const messages = {
   witnessUnavailable:
     'Loop tick socket unavailable — liveness probes will have no loop-scheduling witness and will not escalate on a stale heartbeat',
   supervisedTaskDied: (name: string, error: string) => `Supervised task ${name} died: ${error}`,
+  supervisedContextNotIsolated:
+    'Supervised tasks cannot be started in an empty async context on this Node.js runtime: AsyncLocalStorage stores of the spawner (a profile home override, a request scope) will be visible inside them.',
   supervisedGaveUp: (name: string, deaths: number, healthyS: number) =>
     `Supervised task ${name} died ${deaths} times in rapid succession (each within ${healthyS}s of restart) — giving up restarts`,
   reconnecting: (platform: string, attempt: number) =>

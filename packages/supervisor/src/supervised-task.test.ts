@@ -1,8 +1,13 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { getHomeOverride, withHome } from '@hermes/config';
+import { spawnProcess } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { MAX_SUPERVISED_RESTARTS, messages, SUPERVISED_HEALTHY_S } from './constants.js';
 import { type SupervisedTask, spawnSupervised, supervisedBackoffS } from './supervised-task.js';
 import { createManualClock, createRecordingLogger, until } from './test-clock.js';
+
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 describe('spawnSupervised', () => {
   it('backs off 1, 2, 4, 8, 16 s and gives up after 5 rapid restarts (6 lifetimes)', async () => {
@@ -173,5 +178,80 @@ describe('spawnSupervised', () => {
     release();
     await task.finished;
     expect(tasks.size).toBe(0);
+  });
+
+  it('an abort during the restart backoff cancels the pending respawn', async () => {
+    const logger = createRecordingLogger();
+    const spawned: SupervisedTask[] = [];
+    let runs = 0;
+    // Default clock and backoff: the respawn is due 1 s after the crash.
+    const task = spawnSupervised(
+      async () => {
+        runs += 1;
+        throw new Error('boom');
+      },
+      { name: 'aborted-in-backoff', logger, onSpawn: (spawnedTask) => spawned.push(spawnedTask) },
+    );
+    await task.finished;
+    expect(task.state).toBe('restarting');
+    task.abort();
+    expect(task.state).toBe('aborted');
+    // Well past the 1 s backoff.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(runs).toBe(1);
+    expect(spawned).toEqual([task]);
+    expect(task.state).toBe('aborted');
+  });
+
+  it("an abort of the owner's signal during the backoff cancels the pending respawn", async () => {
+    const owner = new AbortController();
+    let runs = 0;
+    const task = spawnSupervised(
+      async () => {
+        runs += 1;
+        throw new Error('boom');
+      },
+      { name: 'owner-aborted-in-backoff', logger: createRecordingLogger(), signal: owner.signal },
+    );
+    await task.finished;
+    expect(task.state).toBe('restarting');
+    owner.abort();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(runs).toBe(1);
+    expect(task.state).toBe('aborted');
+  });
+
+  it('a first import inside AsyncLocalStorage stores does not leak them into tasks (fresh process)', async () => {
+    // vitest has imported the module long ago, outside any store: only a fresh process can show
+    // what a module-load capture would pin.
+    const child = await spawnProcess({
+      command: process.execPath,
+      args: [
+        '--conditions=@hermes/source',
+        '--import',
+        'tsx',
+        path.join(packageRoot, 'test/fixtures/first-import-in-store-child.ts'),
+      ],
+      cwd: packageRoot,
+      env: { ...process.env },
+    });
+    const exit = await child.exited;
+    expect(child.stderr()).toBe('');
+    expect(exit).toEqual({ code: 0, signal: null });
+    const seen = JSON.parse(child.stdout()) as {
+      task: string;
+      scope: string | null;
+      home: string | null;
+    }[];
+    // Three lifetimes each (two crashes, then a clean return), none seeing the spawner's stores.
+    expect(seen.map((entry) => entry.task)).toEqual([
+      'spawned-inside',
+      'spawned-inside',
+      'spawned-inside',
+      'spawned-outside',
+      'spawned-outside',
+      'spawned-outside',
+    ]);
+    expect(seen.every((entry) => entry.scope === null && entry.home === null)).toBe(true);
   });
 });

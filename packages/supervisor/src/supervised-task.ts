@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { type SupervisorClock, type SupervisorLogger, stderrLogger, systemClock } from './clock.js';
 import {
   MAX_SUPERVISED_RESTARTS,
@@ -6,13 +5,9 @@ import {
   SUPERVISED_BACKOFF_CAP_S,
   SUPERVISED_HEALTHY_S,
 } from './constants.js';
+import { emptyContextIsolationWorks, runInEmptyContext } from './empty-context.js';
 
-/**
- * Runs a function in the async context that existed when this module was first evaluated — before
- * any request, profile or delegated-child scope was entered — so a supervised watcher never inherits
- * the spawner's `AsyncLocalStorage` stores (the home override among them).
- */
-const runInRootContext = AsyncLocalStorage.snapshot();
+let isolationWarningGiven = false;
 
 /** Seconds to wait before respawn number `attempt + 1`: 1, 2, 4, 8, 16, 32, 60, 60 … */
 export function supervisedBackoffS(attempt: number): number {
@@ -42,7 +37,10 @@ export interface SupervisedTask {
   readonly finished: Promise<void>;
   readonly done: boolean;
   readonly state: SupervisedTaskState;
-  /** Cancels this lifetime: an aborted task is never restarted. */
+  /**
+   * Cancels this lifetime, or — after a crash, while the respawn waits out its backoff
+   * (`restarting`) — the pending respawn: an aborted task is never restarted.
+   */
   abort(): void;
 }
 
@@ -90,6 +88,10 @@ function spawnAttempt(
 ): SupervisedTask {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? stderrLogger;
+  if (!isolationWarningGiven && !emptyContextIsolationWorks()) {
+    isolationWarningGiven = true;
+    logger.warn(messages.supervisedContextNotIsolated);
+  }
   const startedAt = clock.now();
   const controller = new AbortController();
   const onOwnerAbort = () => controller.abort();
@@ -98,28 +100,6 @@ function spawnAttempt(
   let done = false;
   let state: SupervisedTaskState = 'running';
   let task: SupervisedTask;
-  const run = runInRootContext(
-    () => new Promise<void>((resolve) => resolve(factory(controller.signal))),
-  );
-  const finished = run
-    .then(
-      () => {
-        state = controller.signal.aborted ? 'aborted' : 'returned';
-      },
-      (error: unknown) => {
-        if (controller.signal.aborted) {
-          state = 'aborted';
-          return;
-        }
-        logger.error(messages.supervisedTaskDied(options.name, describeError(error)), error);
-        scheduleRestart();
-      },
-    )
-    .finally(() => {
-      done = true;
-      options.tasks?.delete(task);
-      options.signal?.removeEventListener('abort', onOwnerAbort);
-    });
 
   const scheduleRestart = () => {
     const isRunning = options.isRunning ?? (() => true);
@@ -141,15 +121,50 @@ function spawnAttempt(
     }
     state = 'restarting';
     const backoffMs = (options.backoffS ?? supervisedBackoffS)(effective) * 1000;
+    // This lifetime's abort() and the owner's signal both cancel the pending respawn: the sleep
+    // ends at once and nothing is spawned.
+    const cancelled =
+      options.signal === undefined
+        ? controller.signal
+        : AbortSignal.any([controller.signal, options.signal]);
     // Kept alive by the promise chain itself; the timer is unref'd so it never holds the process.
-    void runInRootContext(() => clock.sleep(backoffMs, options.signal)).then(() => {
-      if (!isRunning() || options.signal?.aborted) {
+    void clock.sleep(backoffMs, cancelled).then(() => {
+      if (cancelled.aborted) {
+        state = 'aborted';
+        return;
+      }
+      if (!isRunning()) {
         state = 'ended';
         return;
       }
       spawnAttempt(factory, options, effective + 1);
     });
   };
+
+  // Everything from here on — the factory, the crash handling, the backoff timer and the respawn —
+  // runs in a fresh, empty async context: no store of the spawner (a profile home override, a
+  // delegated-child marker, a request scope) leaks into the task.
+  const finished = runInEmptyContext(() =>
+    new Promise<void>((resolve) => resolve(factory(controller.signal)))
+      .then(
+        () => {
+          state = controller.signal.aborted ? 'aborted' : 'returned';
+        },
+        (error: unknown) => {
+          if (controller.signal.aborted) {
+            state = 'aborted';
+            return;
+          }
+          logger.error(messages.supervisedTaskDied(options.name, describeError(error)), error);
+          scheduleRestart();
+        },
+      )
+      .finally(() => {
+        done = true;
+        options.tasks?.delete(task);
+        options.signal?.removeEventListener('abort', onOwnerAbort);
+      }),
+  );
 
   task = {
     name: options.name,
@@ -161,7 +176,10 @@ function spawnAttempt(
     get state() {
       return state;
     },
-    abort: () => controller.abort(),
+    abort: () => {
+      controller.abort();
+      if (state === 'restarting') state = 'aborted';
+    },
   };
   options.tasks?.add(task);
   try {

@@ -240,4 +240,75 @@ describe('startModelServer', () => {
       await server.close();
     }
   });
+  it('resets the connection when scripted to, then answers the next request', async () => {
+    const server = await startModelServer({ script: [{ reset: true }, { text: 'back' }] });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const call = () =>
+        client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+      await expect(call()).rejects.toBeInstanceOf(OpenAI.APIConnectionError);
+      expect((await call()).choices[0]?.message.content).toBe('back');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reports cached and reasoning token details in usage', async () => {
+    const server = await startModelServer({
+      script: [
+        {
+          text: 'ok',
+          usage: { promptTokens: 40, completionTokens: 7, cachedTokens: 30, reasoningTokens: 3 },
+        },
+      ],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const completion = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      expect(completion.usage?.prompt_tokens_details?.cached_tokens).toBe(30);
+      expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('streams Responses reasoning, text and function calls', async () => {
+    const server = await startModelServer({
+      script: [
+        {
+          reasoning: 'thinking it over',
+          text: 'calling',
+          toolCalls: [{ id: 'call_1', name: 'read_file', arguments: { path: 'a' } }],
+        },
+      ],
+    });
+    try {
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'k', maxRetries: 0 });
+      const stream = await client.responses.create({ model: 'm', input: 'x', stream: true });
+      const types: string[] = [];
+      let reasoning = '';
+      let final: { output: { type: string; call_id?: string; encrypted_content?: string }[] } = {
+        output: [],
+      };
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === 'response.reasoning_summary_text.delta') reasoning += event.delta;
+        if (event.type === 'response.completed') final = event.response as typeof final;
+      }
+      expect(reasoning).toBe('thinking it over');
+      expect(types).toContain('response.output_item.done');
+      expect(final.output.map((item) => item.type)).toEqual([
+        'reasoning',
+        'message',
+        'function_call',
+      ]);
+      expect(final.output[2]?.call_id).toBe('call_1');
+      expect(final.output[0]?.encrypted_content).toMatch(/^enc_/);
+    } finally {
+      await server.close();
+    }
+  });
 });

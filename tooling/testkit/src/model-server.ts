@@ -12,6 +12,10 @@ export interface ScriptedToolCall {
 export interface ScriptedUsage {
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Reported as `prompt_tokens_details.cached_tokens` (`input_tokens_details` on /v1/responses). */
+  readonly cachedTokens?: number;
+  /** Reported as `completion_tokens_details.reasoning_tokens` (`output_tokens_details`). */
+  readonly reasoningTokens?: number;
 }
 
 /** What the server answers to one model request. */
@@ -37,6 +41,11 @@ export type ScriptedReply =
         /** Sent as `Retry-After` (seconds), e.g. with a 429. */
         readonly retryAfterS?: number;
       };
+      readonly delayMs?: number;
+    }
+  | {
+      /** Destroys the connection without answering (the client sees a connection reset). */
+      readonly reset: true;
       readonly delayMs?: number;
     };
 
@@ -141,7 +150,7 @@ function splitText(text: string, size: number): string[] {
   return parts;
 }
 
-type Reply = Extract<ScriptedReply, { text?: string }>;
+type Reply = Exclude<ScriptedReply, { error: unknown } | { reset: true }>;
 
 function usageOf(reply: Reply) {
   const usage = reply.usage ?? { promptTokens: 10, completionTokens: 5 };
@@ -149,6 +158,12 @@ function usageOf(reply: Reply) {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+    ...(usage.reasoningTokens === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
   };
 }
 
@@ -233,6 +248,14 @@ async function streamChatCompletion(
 
 function responsesObject(reply: Reply, model: string) {
   const output: unknown[] = [];
+  if (reply.reasoning !== undefined) {
+    output.push({
+      type: 'reasoning',
+      id: id('rs'),
+      summary: [{ type: 'summary_text', text: reply.reasoning }],
+      encrypted_content: `enc_${Buffer.from(reply.reasoning).toString('base64')}`,
+    });
+  }
   if (reply.text !== undefined) {
     output.push({
       type: 'message',
@@ -265,6 +288,8 @@ function responsesObject(reply: Reply, model: string) {
       input_tokens: usage.prompt_tokens,
       output_tokens: usage.completion_tokens,
       total_tokens: usage.total_tokens,
+      input_tokens_details: { cached_tokens: reply.usage?.cachedTokens ?? 0 },
+      output_tokens_details: { reasoning_tokens: reply.usage?.reasoningTokens ?? 0 },
     },
   };
 }
@@ -288,6 +313,16 @@ async function streamResponses(
     if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
   };
   await send('response.created', { response: { ...final, status: 'in_progress', output: [] } });
+  if (reply.reasoning) {
+    for (const part of splitText(reply.reasoning, Math.max(1, reply.chunkSize ?? 8))) {
+      await send('response.reasoning_summary_text.delta', {
+        item_id: 'rs',
+        output_index: 0,
+        summary_index: 0,
+        delta: part,
+      });
+    }
+  }
   if (reply.text) {
     for (const part of splitText(reply.text, Math.max(1, reply.chunkSize ?? 8))) {
       await send('response.output_text.delta', {
@@ -297,6 +332,11 @@ async function streamResponses(
         delta: part,
       });
     }
+  }
+  for (const [index, item] of final.output.entries()) {
+    const entry = item as { type?: string };
+    if (entry.type === 'function_call')
+      await send('response.output_item.done', { output_index: index, item });
   }
   await send('response.completed', { response: final });
   response.end();
@@ -386,6 +426,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     }
     const reply = typeof next === 'function' ? await next(recorded) : next;
     if (reply.delayMs) await sleep(reply.delayMs);
+    if ('reset' in reply) {
+      request.socket.destroy();
+      return;
+    }
     if ('error' in reply) {
       const headers: Record<string, string> =
         reply.error.retryAfterS !== undefined

@@ -16,7 +16,8 @@ export type SessionStoreErrorCode =
   | 'compression_handoff_missing'
   | 'invalid_search_query'
   | 'invalid_cursor'
-  | 'fts_rebuild_failed';
+  | 'fts_rebuild_failed'
+  | 'invalid_argument';
 
 export interface SessionStoreErrorOptions {
   code: SessionStoreErrorCode;
@@ -69,4 +70,5 @@ export const ERROR_MESSAGES = {
     'Delegation owner exited before recording a terminal result; outcome unknown.',
   storeClosed: 'The session store is closed',
   invalidCursor: 'Invalid listing cursor; start again without a cursor',
+  invalidArgument: (name: string, expected: string) => `Invalid ${name}: expected ${expected}`,
 } as const;

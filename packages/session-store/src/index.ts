@@ -50,7 +50,12 @@ export {
 export type { CanonicalSessionOptions, CanonicalSessionSummary } from './resurrection.js';
 export * as schema from './schema.js';
 export { SessionStore } from './session-store.js';
-export type { CreateSessionInput, ParentEdge, SessionRecord } from './sessions.js';
+export type {
+  CreateSessionInput,
+  ParentEdge,
+  SessionRecord,
+  UpdateSessionInput,
+} from './sessions.js';
 export type { SessionStoreLogger } from './store-settings.js';
 export { sanitizeTitle } from './titles.js';
 export {
@@ -66,3 +71,5 @@ export {
   type TurnTranscriptInput,
   turnTranscriptMessages,
 } from './transcript-projection.js';
+export { TURN_LEASE_TTL_SECONDS, type TurnLease, type TurnLeaseOptions } from './turn-lease.js';
+export { systemPromptHash, type UsageInput } from './usage.js';

@@ -202,8 +202,13 @@ describe('compression lease', () => {
     await store.createSession({ id: 'q', source: 'cli' });
     await store.acquireCompressionLease('q', {
       holder: `pid=${process.pid} token=short`,
-      ttlSeconds: -1,
+      ttlSeconds: 0.3,
     });
+    expect(await store.acquireCompressionLease('q')).toBeNull(); // live holder, not yet expired
+    await new Promise((resolve) => setTimeout(resolve, 350));
     expect(await store.acquireCompressionLease('q')).not.toBeNull();
+    await expect(store.acquireCompressionLease('q', { ttlSeconds: -1 })).rejects.toMatchObject({
+      code: 'invalid_argument',
+    });
   });
 });

@@ -175,6 +175,18 @@ export function publishCompressionChild(
     archived: parent.archived === 1 && parent.autoArchived === 0,
     hidden: parent.hidden === 1,
   });
+  // The child continues the same conversation: same system prompt, same tools so far.
+  context
+    .statement(
+      'UPDATE sessions SET system_prompt_hash = ?, tool_names = ?, billing_provider = ?, billing_base_url = ? WHERE id = ?',
+    )
+    .run(
+      parent.systemPromptHash,
+      parent.toolNames,
+      parent.billingProvider,
+      parent.billingBaseUrl,
+      childId,
+    );
   insertMessages(context, childId, [
     { role: 'user', content: input.summary, compressedSummary: true },
     ...(input.retainedMessages ?? []),

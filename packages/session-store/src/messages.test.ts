@@ -33,3 +33,39 @@ describe('messages', () => {
     ]);
   });
 });
+
+describe('message fields the agent stores', () => {
+  it('round-trips reasoning, tool plumbing, finish reason, token count and api content', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const toolCalls = [
+      { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } },
+    ];
+    const reasoningDetails = [{ type: 'reasoning.text', text: 'thinking' }];
+    await store.appendMessages('s', [
+      {
+        role: 'assistant',
+        content: 'shown',
+        apiContent: 'sent to the model',
+        reasoning: 'because',
+        reasoningDetails,
+        toolCalls,
+        finishReason: 'tool_calls',
+        tokenCount: 42,
+      },
+      { role: 'tool', content: 'result', toolCallId: 'call_1', toolName: 'f' },
+    ]);
+    const [assistant, tool] = store.getMessages('s');
+    expect(assistant).toMatchObject({
+      role: 'assistant',
+      content: 'shown',
+      apiContent: 'sent to the model',
+      reasoning: 'because',
+      finishReason: 'tool_calls',
+      tokenCount: 42,
+    });
+    expect(JSON.parse(assistant?.toolCalls ?? 'null')).toEqual(toolCalls);
+    expect(JSON.parse(assistant?.reasoningDetails ?? 'null')).toEqual(reasoningDetails);
+    expect(tool).toMatchObject({ toolCallId: 'call_1', toolName: 'f', apiContent: null });
+  });
+});

@@ -24,14 +24,16 @@ export interface MessageInput {
   /** Marks a compaction carrier (handoff summary); detection is by this flag, never by text. */
   readonly compressedSummary?: boolean;
   readonly displayKind?: string | null;
+  /** The text actually sent to the model, when it differs from `content`. */
+  readonly apiContent?: string | null;
 }
 
 export type MessageRecord = MessageRow;
 
 const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp,
   token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
-  codex_message_items, platform_message_id, _compressed_summary, display_kind)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  codex_message_items, platform_message_id, _compressed_summary, display_kind, api_content)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 function json(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
@@ -78,6 +80,7 @@ export function insertMessages(
         input.platformMessageId ?? null,
         input.compressedSummary ? 1 : 0,
         input.displayKind ?? null,
+        input.apiContent ?? null,
       );
       ids.push(Number(result.lastInsertRowid));
     }

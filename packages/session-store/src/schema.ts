@@ -1,5 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import {
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
 
 /**
  * The relational schema of state.db. drizzle-kit generates the SQL migrations in `drizzle/` from
@@ -50,6 +58,17 @@ export const sessions = sqliteTable(
     toolCallCount: integer('tool_call_count').notNull().default(0),
     inputTokens: integer('input_tokens').notNull().default(0),
     outputTokens: integer('output_tokens').notNull().default(0),
+    apiCallCount: integer('api_call_count').notNull().default(0),
+    cacheReadTokens: integer('cache_read_tokens').notNull().default(0),
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
+    reasoningTokens: integer('reasoning_tokens').notNull().default(0),
+    estimatedCostUsd: real('estimated_cost_usd').notNull().default(0),
+    billingProvider: text('billing_provider'),
+    billingBaseUrl: text('billing_base_url'),
+    /** sha256 of the system prompt, stored once in `system_prompts` (content-addressed). */
+    systemPromptHash: text('system_prompt_hash'),
+    /** JSON array of the tool names used in this session (sorted, unique). */
+    toolNames: text('tool_names'),
   },
   (table) => [
     index('idx_sessions_source').on(table.source),
@@ -59,6 +78,7 @@ export const sessions = sqliteTable(
     index('idx_sessions_lineage_root').on(table.lineageRootId),
     index('idx_sessions_lineage_active').on(table.lineageActiveAt, table.id),
     index('idx_sessions_pinned').on(table.pinned).where(sql`${table.pinned} = 1`),
+    index('idx_sessions_system_prompt').on(table.systemPromptHash),
     uniqueIndex('idx_sessions_title_unique').on(table.title).where(sql`${table.title} IS NOT NULL`),
   ],
 );
@@ -87,6 +107,8 @@ export const messages = sqliteTable(
     compressedSummary: integer('_compressed_summary').notNull().default(0),
     active: integer('active').notNull().default(1),
     displayKind: text('display_kind'),
+    /** The text actually sent to the model when it differs from `content`. */
+    apiContent: text('api_content'),
   },
   (table) => [
     index('idx_messages_session').on(table.sessionId, table.timestamp),
@@ -151,6 +173,35 @@ export const compressionLocks = sqliteTable(
     expiresAt: real('expires_at').notNull(),
   },
   (table) => [index('idx_compression_locks_expires').on(table.expiresAt)],
+);
+
+/** System prompts, stored once per distinct text (sessions refer to them by hash). */
+export const systemPrompts = sqliteTable('system_prompts', {
+  hash: text('hash').primaryKey(),
+  prompt: text('prompt').notNull(),
+});
+
+/** One running turn per conversation: keyed by the compression lineage root. */
+export const sessionTurnLeases = sqliteTable(
+  'session_turn_leases',
+  {
+    conversationId: text('conversation_id').primaryKey(),
+    holder: text('holder').notNull(),
+    acquiredAt: real('acquired_at').notNull(),
+    expiresAt: real('expires_at').notNull(),
+  },
+  (table) => [index('idx_session_turn_leases_expires').on(table.expiresAt)],
+);
+
+/** A fence per messaging peer: bumped whenever one of its sessions is ended. */
+export const conversationGenerations = sqliteTable(
+  'conversation_generations',
+  {
+    source: text('source').notNull(),
+    sessionKey: text('session_key').notNull(),
+    generation: integer('generation').notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.source, table.sessionKey] })],
 );
 
 export type SessionRow = typeof sessions.$inferSelect;

@@ -88,6 +88,8 @@ import {
   reopenSession,
   type SessionRecord,
   setResumePending,
+  type UpdateSessionInput,
+  updateSession,
 } from './sessions.js';
 import { isFtsCorruption, sqliteErrorMessage } from './sqlite-errors.js';
 import { archiveStaleSessions } from './stale-archive.js';
@@ -95,6 +97,20 @@ import type { StoreContext } from './store-context.js';
 import type { StoreSettings } from './store-settings.js';
 import { getNextTitleInLineage, resolveSessionByTitle } from './title-variants.js';
 import { applyTitle, getSessionByTitle, type TitleLookupOptions } from './titles.js';
+import {
+  acquireTurnLease,
+  getTurnLease,
+  releaseTurnLease,
+  renewTurnLease,
+  type TurnLease,
+  type TurnLeaseOptions,
+} from './turn-lease.js';
+import {
+  getSessionSystemPrompt,
+  recordUsage,
+  setSessionSystemPrompt,
+  type UsageInput,
+} from './usage.js';
 import { withWritePatience } from './write-patience.js';
 
 const debug = debuglog('hermes-session-store');
@@ -230,6 +246,63 @@ export class SessionStore {
 
   setResumePending(id: string, reason: string | null): Promise<boolean> {
     return this.#write((context) => setResumePending(context, id, reason));
+  }
+
+  /** Changes the model, working directory or model config; fields left out stay as they are. */
+  async updateSession(id: string, input: UpdateSessionInput): Promise<SessionRecord> {
+    await this.#write((context) => updateSession(context, id, input));
+    return this.requireSession(id);
+  }
+
+  // Usage and model metadata -----------------------------------------------------------------
+
+  /**
+   * Adds one model call's usage to the session's counters atomically (one UPDATE, safe across
+   * processes). Counts are non-negative integers; `model` / `billing*` replace the stored values;
+   * `toolNames` is merged into the session's list. Returns the updated row.
+   */
+  async recordUsage(sessionId: string, usage: UsageInput): Promise<SessionRecord> {
+    await this.#write((context) => recordUsage(context, sessionId, usage));
+    return this.requireSession(sessionId);
+  }
+
+  /** Stores the session's system prompt (content-addressed: one copy per distinct text); null clears it. */
+  async setSessionSystemPrompt(sessionId: string, prompt: string | null): Promise<void> {
+    await this.#write((context) => setSessionSystemPrompt(context, sessionId, prompt));
+  }
+
+  getSessionSystemPrompt(sessionId: string): string | null {
+    this.#db();
+    return getSessionSystemPrompt(this.#context, sessionId);
+  }
+
+  // Turn lease -------------------------------------------------------------------------------
+
+  /**
+   * Takes the conversation's turn lease (one running turn per lineage; any id of a compression
+   * lineage maps to its root). Succeeds when free, expired, or held by a dead `pid=` holder;
+   * returns the holder, or null while another live holder has it.
+   */
+  acquireTurnLease(sessionId: string, options: TurnLeaseOptions = {}): Promise<string | null> {
+    return this.#write((context) => acquireTurnLease(context, sessionId, options));
+  }
+
+  /** Extends a lease the holder still holds; false once it expired, was taken over or released. */
+  renewTurnLease(
+    sessionId: string,
+    holder: string,
+    options: { ttlSeconds?: number } = {},
+  ): Promise<boolean> {
+    return this.#write((context) => renewTurnLease(context, sessionId, holder, options));
+  }
+
+  releaseTurnLease(sessionId: string, holder: string): Promise<boolean> {
+    return this.#write((context) => releaseTurnLease(context, sessionId, holder));
+  }
+
+  getTurnLease(sessionId: string): TurnLease | null {
+    this.#db();
+    return getTurnLease(this.#context, sessionId);
   }
 
   // Lineage ----------------------------------------------------------------------------------

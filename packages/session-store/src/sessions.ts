@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { END_REASON, RECOVERABLE_END_REASONS_SQL } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import type { TitleSource } from './limits.js';
@@ -6,6 +7,8 @@ import type { SessionRow } from './schema.js';
 import { newSessionId } from './session-ids.js';
 import type { StoreContext } from './store-context.js';
 import { applyTitle } from './titles.js';
+import { dropUnusedSystemPrompt } from './usage.js';
+import { parseInput } from './validation.js';
 
 export type SessionRecord = SessionRow;
 export type ParentEdge = 'compression' | 'branch' | 'reset' | 'delegate' | 'tool';
@@ -163,7 +166,47 @@ export function deleteSession(context: StoreContext, id: string): boolean {
   context
     .statement('UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?')
     .run(id);
-  return context.statement('DELETE FROM sessions WHERE id = ?').run(id).changes === 1;
+  const deleted = context
+    .statement('DELETE FROM sessions WHERE id = ? RETURNING system_prompt_hash AS hash')
+    .get(id) as { hash: string | null } | undefined;
+  if (deleted?.hash) dropUnusedSystemPrompt(context, deleted.hash);
+  return deleted !== undefined;
+}
+
+const UpdateSessionSchema = v.strictObject({
+  model: v.optional(v.nullable(v.string())),
+  cwd: v.optional(v.nullable(v.string())),
+  modelConfig: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+});
+
+export type UpdateSessionInput = v.InferInput<typeof UpdateSessionSchema>;
+
+/** Changes the model, working directory or model config of one row; absent fields stay. */
+export function updateSession(context: StoreContext, id: string, input: UpdateSessionInput): void {
+  const update = parseInput(UpdateSessionSchema, input, 'update');
+  const changes = context
+    .statement(
+      `UPDATE sessions SET
+         model = CASE WHEN @setModel THEN @model ELSE model END,
+         cwd = CASE WHEN @setCwd THEN @cwd ELSE cwd END,
+         model_config = CASE WHEN @setModelConfig THEN @modelConfig ELSE model_config END
+       WHERE id = @id`,
+    )
+    .run({
+      id,
+      setModel: update.model === undefined ? 0 : 1,
+      model: update.model ?? null,
+      setCwd: update.cwd === undefined ? 0 : 1,
+      cwd: update.cwd ?? null,
+      setModelConfig: update.modelConfig === undefined ? 0 : 1,
+      modelConfig: update.modelConfig ? JSON.stringify(update.modelConfig) : null,
+    }).changes;
+  if (changes !== 1) {
+    throw new SessionStoreError({
+      code: 'session_not_found',
+      message: ERROR_MESSAGES.sessionNotFound(id),
+    });
+  }
 }
 
 export function setResumePending(

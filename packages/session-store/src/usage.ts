@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import type { StoreContext } from './store-context.js';
+import { NonNegativeInteger, NonNegativeNumber, parseInput } from './validation.js';
+
+const OptionalText = v.optional(v.pipe(v.string(), v.minLength(1, 'a non-empty string')));
+
+/** What one model call (or a batch of them) used. Counters are added; names are replaced. */
+const UsageSchema = v.strictObject({
+  inputTokens: v.optional(NonNegativeInteger),
+  outputTokens: v.optional(NonNegativeInteger),
+  cacheReadTokens: v.optional(NonNegativeInteger),
+  cacheWriteTokens: v.optional(NonNegativeInteger),
+  reasoningTokens: v.optional(NonNegativeInteger),
+  apiCalls: v.optional(NonNegativeInteger),
+  toolCalls: v.optional(NonNegativeInteger),
+  estimatedCostUsd: v.optional(NonNegativeNumber),
+  model: OptionalText,
+  billingProvider: OptionalText,
+  billingBaseUrl: OptionalText,
+  toolNames: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'a non-empty tool name')))),
+});
+
+export type UsageInput = v.InferInput<typeof UsageSchema>;
+
+/**
+ * Adds usage to a session's counters in one UPDATE (atomic across processes). `toolNames` is
+ * merged into the session's sorted, de-duplicated JSON list. Call inside a write transaction.
+ */
+export function recordUsage(context: StoreContext, sessionId: string, input: UsageInput): void {
+  const usage = parseInput(UsageSchema, input, 'usage');
+  const changes = context
+    .statement(
+      `UPDATE sessions SET
+         input_tokens = input_tokens + @inputTokens,
+         output_tokens = output_tokens + @outputTokens,
+         cache_read_tokens = cache_read_tokens + @cacheReadTokens,
+         cache_write_tokens = cache_write_tokens + @cacheWriteTokens,
+         reasoning_tokens = reasoning_tokens + @reasoningTokens,
+         api_call_count = api_call_count + @apiCalls,
+         tool_call_count = tool_call_count + @toolCalls,
+         estimated_cost_usd = estimated_cost_usd + @estimatedCostUsd,
+         model = coalesce(@model, model),
+         billing_provider = coalesce(@billingProvider, billing_provider),
+         billing_base_url = coalesce(@billingBaseUrl, billing_base_url),
+         tool_names = CASE WHEN @toolNames IS NULL THEN tool_names ELSE (
+           SELECT json_group_array(value) FROM (
+             SELECT value FROM json_each(coalesce(tool_names, '[]'))
+             UNION SELECT value FROM json_each(@toolNames) ORDER BY value)) END
+       WHERE id = @id`,
+    )
+    .run({
+      id: sessionId,
+      inputTokens: usage.inputTokens ?? 0,
+      outputTokens: usage.outputTokens ?? 0,
+      cacheReadTokens: usage.cacheReadTokens ?? 0,
+      cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+      reasoningTokens: usage.reasoningTokens ?? 0,
+      apiCalls: usage.apiCalls ?? 0,
+      toolCalls: usage.toolCalls ?? 0,
+      estimatedCostUsd: usage.estimatedCostUsd ?? 0,
+      model: usage.model ?? null,
+      billingProvider: usage.billingProvider ?? null,
+      billingBaseUrl: usage.billingBaseUrl ?? null,
+      toolNames:
+        usage.toolNames && usage.toolNames.length > 0 ? JSON.stringify(usage.toolNames) : null,
+    }).changes;
+  if (changes !== 1) {
+    throw new SessionStoreError({
+      code: 'session_not_found',
+      message: ERROR_MESSAGES.sessionNotFound(sessionId),
+    });
+  }
+}
+
+export function systemPromptHash(prompt: string): string {
+  return createHash('sha256').update(prompt, 'utf8').digest('hex');
+}
+
+/**
+ * Stores the prompt once by content hash and points the session at it; a prompt no session
+ * refers to any more is removed. `null` clears it. Call inside a write transaction.
+ */
+export function setSessionSystemPrompt(
+  context: StoreContext,
+  sessionId: string,
+  prompt: string | null,
+): void {
+  if (prompt !== null && typeof prompt !== 'string') {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('prompt', 'a string or null'),
+    });
+  }
+  const previous = context
+    .statement('SELECT system_prompt_hash AS hash FROM sessions WHERE id = ?')
+    .get(sessionId) as { hash: string | null } | undefined;
+  if (!previous) {
+    throw new SessionStoreError({
+      code: 'session_not_found',
+      message: ERROR_MESSAGES.sessionNotFound(sessionId),
+    });
+  }
+  const hash = prompt === null ? null : systemPromptHash(prompt);
+  if (hash !== null) {
+    context
+      .statement(
+        'INSERT INTO system_prompts (hash, prompt) VALUES (?, ?) ON CONFLICT(hash) DO NOTHING',
+      )
+      .run(hash, prompt);
+  }
+  context.statement('UPDATE sessions SET system_prompt_hash = ? WHERE id = ?').run(hash, sessionId);
+  if (previous.hash !== null && previous.hash !== hash)
+    dropUnusedSystemPrompt(context, previous.hash);
+}
+
+/** Removes a stored prompt once no session refers to it. */
+export function dropUnusedSystemPrompt(context: StoreContext, hash: string): void {
+  context
+    .statement(
+      'DELETE FROM system_prompts WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM sessions WHERE system_prompt_hash = ?)',
+    )
+    .run(hash, hash);
+}
+
+export function getSessionSystemPrompt(context: StoreContext, sessionId: string): string | null {
+  const row = context
+    .statement(
+      `SELECT p.prompt AS prompt FROM sessions s LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash
+       WHERE s.id = ?`,
+    )
+    .get(sessionId) as { prompt: string | null } | undefined;
+  if (!row) {
+    throw new SessionStoreError({
+      code: 'session_not_found',
+      message: ERROR_MESSAGES.sessionNotFound(sessionId),
+    });
+  }
+  return row.prompt;
+}

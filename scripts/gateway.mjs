@@ -23,6 +23,8 @@ const run = (args) => {
     {
       cwd: root,
       stdio: 'inherit',
+      // turbo.json cannot switch telemetry off; see scripts/turbo.mjs.
+      env: { TURBO_TELEMETRY_DISABLED: '1', ...process.env },
     },
   );
   if (result.status !== 0) process.exit(result.status ?? 1);

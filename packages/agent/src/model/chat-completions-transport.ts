@@ -1,0 +1,153 @@
+import type OpenAI from 'openai';
+import type { ChatMessage, ModelTurn, ToolCall, Usage } from './chat-message.js';
+import type { FunctionSchema } from './function-schema.js';
+import type { ModelRoute } from './model-route.js';
+import { applyRequestOverrides } from './request-overrides.js';
+import { sanitizeMessages } from './sanitize-messages.js';
+
+export interface TransportRequest {
+  readonly route: ModelRoute;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly FunctionSchema[];
+  readonly stream: boolean;
+  readonly sessionId?: string;
+}
+
+export interface TransportCallbacks {
+  readonly signal?: AbortSignal;
+  readonly onTextDelta?: (text: string) => void;
+  readonly onReasoningDelta?: (text: string) => void;
+}
+
+/** Models whose first system message is sent as a `developer` message. */
+function usesDeveloperRole(model: string): boolean {
+  return /^(openai\/)?(gpt-5|codex)/i.test(model);
+}
+
+function usesMaxCompletionTokens(model: string): boolean {
+  return /^(openai\/)?(gpt-5|o\d)/i.test(model);
+}
+
+/** The `/chat/completions` request body for a turn (§7.3). */
+export function buildChatCompletionsBody(request: TransportRequest): Record<string, unknown> {
+  const { route } = request;
+  const messages = sanitizeMessages(request.messages, route.model);
+  if (usesDeveloperRole(route.model) && messages[0]?.role === 'system')
+    messages[0] = { ...messages[0], role: 'developer' };
+  const body: Record<string, unknown> = { model: route.model, messages };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+  if (route.maxTokens !== undefined)
+    body[usesMaxCompletionTokens(route.model) ? 'max_completion_tokens' : 'max_tokens'] =
+      route.maxTokens;
+  if (route.reasoningEffort && route.reasoningEffort !== 'none')
+    body.reasoning_effort = route.reasoningEffort;
+  if (request.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return applyRequestOverrides(body, route.requestOverrides);
+}
+
+interface RawUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+  cache_creation_input_tokens?: number;
+}
+
+export function chatUsage(raw: RawUsage | null | undefined): Partial<Usage> {
+  if (!raw) return {};
+  return {
+    inputTokens: raw.prompt_tokens ?? 0,
+    outputTokens: raw.completion_tokens ?? 0,
+    cacheReadTokens: raw.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens:
+      raw.prompt_tokens_details?.cache_write_tokens ?? raw.cache_creation_input_tokens ?? 0,
+    reasoningTokens: raw.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+function reasoningOf(value: Record<string, unknown>): string {
+  const text = value.reasoning_content ?? value.reasoning;
+  return typeof text === 'string' ? text : '';
+}
+
+/**
+ * Runs one chat-completions call, writing into `turn` as data arrives, so a caller that aborts
+ * mid-stream still holds what was said so far.
+ */
+export async function runChatCompletions(
+  client: OpenAI,
+  request: TransportRequest,
+  turn: ModelTurn,
+  callbacks: TransportCallbacks,
+): Promise<void> {
+  const body = buildChatCompletionsBody(request);
+  const options = {
+    ...(callbacks.signal ? { signal: callbacks.signal } : {}),
+    ...(request.route.timeoutS ? { timeout: request.route.timeoutS * 1000 } : {}),
+  };
+  if (!request.stream) {
+    const completion = await client.chat.completions.create(
+      body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+      options,
+    );
+    const choice = completion.choices[0];
+    const message = (choice?.message ?? {}) as unknown as Record<string, unknown>;
+    turn.content = typeof message.content === 'string' ? message.content : '';
+    turn.reasoning = reasoningOf(message);
+    turn.toolCalls = ((message.tool_calls as ToolCall[] | undefined) ?? []).map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.function.name, arguments: call.function.arguments ?? '' },
+    }));
+    turn.finishReason = choice?.finish_reason ?? null;
+    turn.usage = chatUsage(completion.usage as RawUsage | undefined);
+    return;
+  }
+  const stream = await client.chat.completions.create(
+    body as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+    options,
+  );
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  for await (const chunk of stream) {
+    if (chunk.usage) turn.usage = chatUsage(chunk.usage as RawUsage);
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    const delta = (choice.delta ?? {}) as unknown as Record<string, unknown>;
+    const reasoning = reasoningOf(delta);
+    if (reasoning) {
+      turn.reasoning += reasoning;
+      callbacks.onReasoningDelta?.(reasoning);
+    }
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      turn.content += delta.content;
+      callbacks.onTextDelta?.(delta.content);
+    }
+    const toolDeltas = delta.tool_calls as
+      | { index?: number; id?: string; function?: { name?: string; arguments?: string } }[]
+      | undefined;
+    for (const part of toolDeltas ?? []) {
+      const index = part.index ?? calls.length;
+      calls[index] ??= { id: '', name: '', arguments: '' };
+      const call = calls[index];
+      if (part.id) call.id = part.id;
+      if (part.function?.name) call.name += part.function.name;
+      if (part.function?.arguments) call.arguments += part.function.arguments;
+    }
+    if (choice.finish_reason) turn.finishReason = choice.finish_reason;
+  }
+  turn.toolCalls = calls
+    .filter((call) => call && call.name !== '')
+    .map((call, index) => ({
+      id: call.id || `call_${index}`,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
+}

@@ -1,0 +1,186 @@
+import OpenAI from 'openai';
+import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
+import { runChatCompletions, type TransportRequest } from './chat-completions-transport.js';
+import { type ChatMessage, emptyModelTurn, type ModelTurn } from './chat-message.js';
+import type { FunctionSchema } from './function-schema.js';
+import { describeRoute, type ModelRoute } from './model-route.js';
+import { runResponses } from './responses-transport.js';
+import {
+  abortableSleep,
+  classifyFailure,
+  MAX_RETRY_AFTER_MS,
+  retryDelayMs,
+} from './retry-policy.js';
+
+/** Something the model client reports while it works (retries, fallbacks). */
+export type ModelClientNotice =
+  | {
+      readonly type: 'model.retry';
+      readonly provider: string;
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly reason: string;
+    }
+  | {
+      readonly type: 'model.fallback';
+      readonly from: string;
+      readonly to: string;
+      readonly reason: string;
+    };
+
+export interface ModelClientOptions {
+  /** The main route first, then the fallback chain in order. */
+  readonly routes: readonly ModelRoute[];
+  /** Retries per route after the first attempt (default 2). */
+  readonly maxRetries?: number;
+  readonly stream?: boolean;
+  readonly onNotice?: (notice: ModelClientNotice) => void;
+  /** Injected for tests of the backoff arithmetic; defaults to an abortable timer. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface CompleteOptions {
+  readonly messages: readonly ChatMessage[];
+  readonly tools?: readonly FunctionSchema[];
+  readonly signal?: AbortSignal;
+  readonly sessionId?: string;
+  readonly onTextDelta?: (text: string) => void;
+  readonly onReasoningDelta?: (text: string) => void;
+  /** Receives what was produced so far; read it after an abort for the partial reply. */
+  readonly turn?: ModelTurn;
+}
+
+export interface CompleteResult {
+  readonly turn: ModelTurn;
+  /** The route that answered (the main one, or a fallback). */
+  readonly route: ModelRoute;
+}
+
+export interface ModelClient {
+  readonly routes: readonly ModelRoute[];
+  complete(options: CompleteOptions): Promise<CompleteResult>;
+}
+
+/**
+ * Calls the model over the official `openai` SDK (its own retries off): retries 429, 5xx and
+ * connection failures with jittered backoff (honouring `Retry-After`), then moves down the
+ * fallback chain. A 4xx that is not worth retrying ends the call with the provider's own
+ * message. A failure after text has already streamed is not retried (the surface has shown it).
+ */
+export function createModelClient(options: ModelClientOptions): ModelClient {
+  if (options.routes.length === 0)
+    throw new TypeError('createModelClient needs at least one route');
+  const clients = new Map<string, OpenAI>();
+  const maxRetries = options.maxRetries ?? 2;
+  const sleep = options.sleep ?? abortableSleep;
+  const clientFor = (route: ModelRoute) => {
+    const key = `${route.baseUrl}\u0000${route.apiKey}`;
+    let client = clients.get(key);
+    if (!client) {
+      client = new OpenAI({ apiKey: route.apiKey, baseURL: route.baseUrl, maxRetries: 0 });
+      clients.set(key, client);
+    }
+    return client;
+  };
+
+  const complete = async (call: CompleteOptions): Promise<CompleteResult> => {
+    let lastDetail = '';
+    for (const [routeIndex, route] of options.routes.entries()) {
+      if (routeIndex > 0) {
+        options.onNotice?.({
+          type: 'model.fallback',
+          from: options.routes[routeIndex - 1]?.provider ?? '',
+          to: route.provider,
+          reason: lastDetail,
+        });
+      }
+      for (let attempt = 0; attempt <= maxRetries; attempt += 1) {
+        const turn = call.turn ?? emptyModelTurn();
+        Object.assign(turn, emptyModelTurn());
+        let streamed = false;
+        const request: TransportRequest = {
+          route,
+          messages: call.messages,
+          tools: call.tools ?? [],
+          stream: options.stream ?? true,
+          ...(call.sessionId ? { sessionId: call.sessionId } : {}),
+        };
+        try {
+          const transport = route.apiMode === 'codex_responses' ? runResponses : runChatCompletions;
+          await transport(clientFor(route), request, turn, {
+            ...(call.signal ? { signal: call.signal } : {}),
+            onTextDelta: (text) => {
+              streamed = true;
+              call.onTextDelta?.(text);
+            },
+            onReasoningDelta: (text) => {
+              streamed = true;
+              call.onReasoningDelta?.(text);
+            },
+          });
+          // The SDK ends a stream quietly when its signal aborts: a short reply is not a reply.
+          if (call.signal?.aborted)
+            throw new AgentError({
+              code: 'interrupted',
+              message: AGENT_ERROR_MESSAGES.interrupted,
+              provider: route.provider,
+            });
+          turn.usage = { ...turn.usage, apiCalls: 1 };
+          return { turn, route };
+        } catch (error) {
+          if (AgentError.isInstance(error)) throw error;
+          const failure = classifyFailure(error, call.signal);
+          if (failure.aborted)
+            throw new AgentError({
+              code: 'interrupted',
+              message: AGENT_ERROR_MESSAGES.interrupted,
+              cause: error,
+              provider: route.provider,
+            });
+          lastDetail =
+            failure.status === undefined ? failure.message : `${failure.status} ${failure.message}`;
+          if (!failure.retryable || streamed) {
+            throw new AgentError({
+              code: 'provider_error',
+              message: failure.message,
+              cause: error,
+              provider: route.provider,
+              ...(failure.status === undefined ? {} : { status: failure.status }),
+            });
+          }
+          const tooLong =
+            failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS;
+          if (attempt === maxRetries || tooLong) break;
+          const delayMs = retryDelayMs(attempt + 1, failure.retryAfterMs);
+          options.onNotice?.({
+            type: 'model.retry',
+            provider: route.provider,
+            attempt: attempt + 1,
+            delayMs,
+            reason: lastDetail,
+          });
+          try {
+            await sleep(delayMs, call.signal);
+          } catch (abort) {
+            throw new AgentError({
+              code: 'interrupted',
+              message: AGENT_ERROR_MESSAGES.interrupted,
+              cause: abort,
+              provider: route.provider,
+            });
+          }
+        }
+      }
+    }
+    const main = options.routes[0] as ModelRoute;
+    throw new AgentError({
+      code: 'provider_unavailable',
+      message: AGENT_ERROR_MESSAGES.providerUnavailable(main.provider, lastDetail),
+      provider: main.provider,
+    });
+  };
+
+  return { routes: options.routes, complete };
+}
+
+export { describeRoute };

@@ -14,7 +14,6 @@ const watchdog =
         probeIntervalS: intervalS,
         probeTimeoutS: Number(process.env.BENCH_TIMEOUT_S ?? '1'),
         maxStrikes: Number(process.env.BENCH_STRIKES ?? '3'),
-        startupGraceS: 0,
         reportDirectory: process.env.BENCH_REPORTS ?? '/tmp',
         writeLine: () => undefined,
       })

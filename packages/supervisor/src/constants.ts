@@ -12,8 +12,13 @@ export const LOOP_WATCHDOG_EXIT_CODE = GATEWAY_SERVICE_RESTART_EXIT_CODE;
 export const LOOP_WATCHDOG_EXIT_REASON = 'loop_liveness_watchdog';
 export const SHUTDOWN_WATCHDOG_EXIT_REASON = 'shutdown_watchdog';
 
-/** Misses are counted only after this many seconds from arming (overridable). */
-export const DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S = 60;
+/**
+ * Seconds after arming before misses count. 0, as the reference: its first probe goes out one
+ * interval after arming, so with the defaults (30 s / 10 s / 3 strikes) a loop wedged from the start
+ * is judged 3 × (30 + 10) = 120 s after arming. The knob stays for a gateway whose start is known to
+ * block the loop for long (it is armed once the loop is confirmed live, §8.3, so it rarely is).
+ */
+export const DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S = 0;
 /** How long the worker waits for the main thread to run the exit it asked for before it signals. */
 export const DEFAULT_LOOP_WATCHDOG_EXIT_GRACE_S = 5;
 /** The signal used when the main thread cannot run JavaScript (stuck inside a native call). */

@@ -1,5 +1,10 @@
+import {
+  DEFAULT_LOOP_WATCHDOG_INTERVAL_S,
+  DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
+  DEFAULT_LOOP_WATCHDOG_TIMEOUT_S,
+} from '@hermes/config';
 import { describe, expect, it } from 'vitest';
-import { answerLoopProbe, checkLoopLiveness } from './loop-liveness-check.js';
+import { answerLoopProbe, checkLoopLiveness, loopWatchStartsAt } from './loop-liveness-check.js';
 import { LOOP_WATCHDOG_WORKER_SOURCE } from './loop-watchdog-worker-source.js';
 
 const defaults = { intervalMs: 30_000, timeoutMs: 10_000, maxStrikes: 3 };
@@ -15,6 +20,8 @@ function tickTimes(options: {
   timeoutMs: number;
   until: number;
   freeAt: (time: number) => number;
+  /** The watch's origin (`loopWatchStartsAt`); armed at 0. */
+  watchFrom?: number;
 }): number[] {
   const answers: number[] = [];
   let lastAnswerAt = 0;
@@ -22,7 +29,11 @@ function tickTimes(options: {
   for (;;) {
     const fired = options.freeAt(due);
     if (fired > options.until) return answers;
-    const decision = answerLoopProbe({ ...options, now: fired, lastAnswerAt });
+    const decision = answerLoopProbe({
+      ...options,
+      now: fired,
+      lastAnswerAt: Math.max(lastAnswerAt, options.watchFrom ?? 0),
+    });
     if (decision.answered) {
       answers.push(fired);
       lastAnswerAt = fired;
@@ -42,14 +53,22 @@ function watch(options: {
   timeoutMs: number;
   maxStrikes: number;
   frozen?: readonly [number, number];
+  /** The watch's origin (`loopWatchStartsAt`), as the worker gets it; armed at 0. */
+  watchFrom?: number;
 }): { checks: number[]; wedgedAt: number | undefined; strikes: number | undefined } {
   const checks: number[] = [];
-  let scheduledAt = 0;
+  const watchFrom = options.watchFrom ?? 0;
+  let scheduledAt = watchFrom;
   for (;;) {
     const [frozenFrom, frozenUntil] = options.frozen ?? [0, 0];
     const now = scheduledAt >= frozenFrom && scheduledAt < frozenUntil ? frozenUntil : scheduledAt;
     const latestTick = options.ticks.filter((tick) => tick <= now).at(-1) ?? 0;
-    const check = checkLoopLiveness({ ...options, now, scheduledAt, lastAnswerAt: latestTick });
+    const check = checkLoopLiveness({
+      ...options,
+      now,
+      scheduledAt,
+      lastAnswerAt: Math.max(latestTick, watchFrom),
+    });
     if (check.wedged) return { checks, wedgedAt: now, strikes: check.strikes };
     scheduledAt = check.nextCheckAt;
     if (scheduledAt > options.until) return { checks, wedgedAt: undefined, strikes: undefined };
@@ -257,6 +276,48 @@ describe('loop liveness schedule', () => {
     expect(lateResult.wedgedAt).toBe(
       probeLoop({ ...defaults, freeAt: turnBetweenWindows }).wedgedAt,
     );
+  });
+
+  it('with default options a loop wedged from arming is judged 3 × (30 + 10) = 120 s after arming, as the reference', () => {
+    // The options a gateway gets from an empty config.yaml: no startup grace among them.
+    const options = {
+      intervalMs: DEFAULT_LOOP_WATCHDOG_INTERVAL_S * 1000,
+      timeoutMs: DEFAULT_LOOP_WATCHDOG_TIMEOUT_S * 1000,
+      maxStrikes: DEFAULT_LOOP_WATCHDOG_MAX_STRIKES,
+    };
+    const watchFrom = loopWatchStartsAt(0);
+    expect(watchFrom).toBe(0);
+    const wedgedFromArming = busyDuring([[0, Number.POSITIVE_INFINITY]]);
+    const answers = tickTimes({ ...options, watchFrom, until: hour, freeAt: wedgedFromArming });
+    expect(answers).toEqual([]);
+    const result = watch({ ...options, watchFrom, ticks: answers, until: hour });
+    expect(result.wedgedAt).toBe(120_000);
+    expect(result.wedgedAt).toBe(probeLoop({ ...options, freeAt: wedgedFromArming }).wedgedAt);
+    // The worker's one look before the verdict is the verdict itself.
+    expect(result.checks).toEqual([120_000]);
+    // Not a moment earlier: one millisecond before, two windows and a bit have passed.
+    expect(
+      checkLoopLiveness({ ...options, now: 119_999, scheduledAt: 119_999, lastAnswerAt: 0 }).wedged,
+    ).toBe(false);
+
+    // A loop that answered the first probe (30 s) and then wedged: 30 + 120 s, as a probe loop.
+    const wedgedAfterFirstProbe = busyDuring([[30_001, Number.POSITIVE_INFINITY]]);
+    const later = tickTimes({ ...options, watchFrom, until: hour, freeAt: wedgedAfterFirstProbe });
+    expect(later).toEqual([30_000]);
+    expect(watch({ ...options, watchFrom, ticks: later, until: hour }).wedgedAt).toBe(150_000);
+    expect(probeLoop({ ...options, freeAt: wedgedAfterFirstProbe }).wedgedAt).toBe(150_000);
+  });
+
+  it('an explicit startup grace moves the first verdict by the grace and nothing else', () => {
+    const options = { ...defaults };
+    const watchFrom = loopWatchStartsAt(0, 60);
+    const wedgedFromArming = busyDuring([[0, Number.POSITIVE_INFINITY]]);
+    const answers = tickTimes({ ...options, watchFrom, until: hour, freeAt: wedgedFromArming });
+    expect(watch({ ...options, watchFrom, ticks: answers, until: hour }).wedgedAt).toBe(180_000);
+    // A healthy loop inside the grace answers normally: its first probe at 30 s.
+    expect(tickTimes({ ...options, watchFrom, until: 100_000, freeAt: alwaysFree })).toEqual([
+      30_000, 60_000, 90_000,
+    ]);
   });
 
   it('the worker runs this very function', () => {

@@ -19,6 +19,19 @@
  * So the answers, and the moment of the verdict, are the ones a probe loop would see.
  */
 
+import { DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S } from './constants.js';
+
+/**
+ * Where the watch begins, on the clock of `armedAtMs`: the moment of arming plus the startup grace
+ * (default 0, as the reference). The main loop's grid and the worker's verdicts both count from it.
+ */
+export function loopWatchStartsAt(
+  armedAtMs: number,
+  startupGraceS: number = DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S,
+): number {
+  return armedAtMs + startupGraceS * 1000;
+}
+
 export interface LoopProbeGridInput {
   /** Monotonic ms now. */
   readonly now: number;

@@ -22,7 +22,8 @@ const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 const fixture = path.join(packageRoot, 'test/fixtures/loop-watchdog-child.ts');
 
 // Small values: 0.2 s interval, 0.2 s timeout, 3 strikes ⇒ about 1.2 s of block before the verdict.
-const fast = { probeIntervalS: 0.2, probeTimeoutS: 0.2, maxStrikes: 3, startupGraceS: 0 };
+// The startup grace is left at its default (0).
+const fast = { probeIntervalS: 0.2, probeTimeoutS: 0.2, maxStrikes: 3 };
 
 async function runChild(options: {
   behaviour: string;
@@ -223,6 +224,29 @@ describe('loop watchdog (real processes)', () => {
     expect(await readStatus(home.path)).toBeUndefined();
   });
 
+  it('with the default startup grace a loop blocked from arming is judged (interval + timeout) × strikes after arming', async () => {
+    const home = await tempHome();
+    const child = await runChild({ behaviour: 'spin-at-arm', watchdog: { home: home.path } });
+    const armedAt = BigInt(/armed-at=(\d+)/.exec(child.stdout())?.[1] ?? '0');
+    let exitedAt = 0n;
+    const exit = await exitWithin(
+      child.exited.then((result) => {
+        exitedAt = process.hrtime.bigint();
+        return result;
+      }),
+      15_000,
+    );
+    expect(exit).toEqual({ code: LOOP_WATCHDOG_EXIT_CODE, signal: null });
+    const elapsedMs = Number(exitedAt - armedAt) / 1e6;
+    // Never before 3 × (0.2 + 0.2) s: the loop has not answered once since arming. Well before any
+    // grace of seconds (the old default, 60 s, would not judge it for a minute).
+    expect(elapsedMs).toBeGreaterThanOrEqual(1200);
+    expect(elapsedMs).toBeLessThan(10_000);
+    const [report] = await readReports(home.path);
+    expect(report?.strikes).toBe(3);
+    expect(report?.lastProbeAnswerAgeS).toBeGreaterThanOrEqual(1.2);
+  });
+
   it('the startup grace window ignores a block right after arming', async () => {
     const home = await tempHome();
     const child = await runChild({
@@ -327,7 +351,6 @@ describe('loop watchdog (in process)', () => {
       probeIntervalS: 0.2,
       probeTimeoutS: 0.2,
       maxStrikes: 1000,
-      startupGraceS: 0,
       mode: 'warn',
       writeLine: () => undefined,
     });

@@ -10,7 +10,6 @@ import { writeFileAtomicSync } from '@hermes/config';
 import {
   DEFAULT_EVENT_LOOP_DELAY_RESOLUTION_MS,
   DEFAULT_LOOP_WATCHDOG_EXIT_GRACE_S,
-  DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S,
   HEARTBEAT_FILE,
   LOOP_WATCHDOG_EXIT_CODE,
   LOOP_WATCHDOG_EXIT_REASON,
@@ -23,7 +22,7 @@ import {
 import { SupervisorError } from './errors.js';
 import { hardExit } from './hard-exit.js';
 import { readHostLoad } from './host-load.js';
-import { answerLoopProbe } from './loop-liveness-check.js';
+import { answerLoopProbe, loopWatchStartsAt } from './loop-liveness-check.js';
 import {
   FIRE_REGISTRY_KEY,
   SHARED_BYTES,
@@ -49,7 +48,10 @@ export interface LoopWatchdogOptions {
   readonly maxStrikes: number;
   /** `exit` (default) ends the process with code 75; `warn` only writes forensics. */
   readonly mode?: LoopWatchdogMode;
-  /** Seconds after arming before the first probe (default 60) — room for a slow startup. */
+  /**
+   * Seconds after arming before misses count (default 0, as the reference: the first verdict on a
+   * loop wedged from the start falls `maxStrikes × (interval + timeout)` after arming).
+   */
   readonly startupGraceS?: number;
   /** Seconds the worker waits for the main thread to exit before it sends a signal (default 5). */
   readonly exitGraceS?: number;
@@ -311,9 +313,10 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
   const intervalMs = options.probeIntervalS * 1000;
   const timeoutMs = options.probeTimeoutS * 1000;
   const armedAt = process.hrtime.bigint();
-  const watchFromMs =
-    Number(armedAt) / NANOSECONDS_PER_MS +
-    (options.startupGraceS ?? DEFAULT_LOOP_WATCHDOG_STARTUP_GRACE_S) * 1000;
+  const watchFromMs = loopWatchStartsAt(
+    Number(armedAt) / NANOSECONDS_PER_MS,
+    options.startupGraceS,
+  );
   let lastAnswerMs = Number(armedAt) / NANOSECONDS_PER_MS;
   Atomics.store(tickSlot, 0, armedAt);
   const onProbeTime = () => {

@@ -104,11 +104,14 @@ export class FtsMaintenance {
       // The worker rolled back; make sure the index stays detached and flagged.
       if (!this.#isClosed()) {
         const reason = `rebuild failed: ${(error as Error).message}`;
-        await withWritePatience(() => enterFtsFailOpen(this.#context, reason), {
-          patienceSeconds: this.#settings.writePatienceSeconds,
-          clock: this.#settings.clock,
-          sleep: this.#settings.sleep,
-        }).catch(() => undefined);
+        await withWritePatience(
+          () => this.#context.writeAttempt(() => enterFtsFailOpen(this.#context, reason)),
+          {
+            patienceSeconds: this.#settings.writePatienceSeconds,
+            clock: this.#settings.clock,
+            sleep: this.#settings.sleep,
+          },
+        ).catch(() => undefined);
       }
       throw new SessionStoreError({
         code: 'fts_rebuild_failed',

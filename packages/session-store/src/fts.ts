@@ -162,7 +162,7 @@ export function searchMessages(
     } catch (error) {
       if (isFtsCorruption(error)) {
         try {
-          enterFtsFailOpen(context, sqliteErrorMessage(error));
+          context.writeAttempt(() => enterFtsFailOpen(context, sqliteErrorMessage(error)));
         } catch {
           // Another process holds the write lock: the LIKE answer below still serves this call,
           // and the next write that meets the corruption detaches the index.

@@ -48,8 +48,17 @@ export const FTS_REBUILD_LOCK_POLL_MS = 100;
 /** An unreadable lock file older than this is an orphan of a crashed writer. */
 export const FTS_REBUILD_LOCK_ORPHAN_MS = 5_000;
 
-/** Driver busy timeout for one attempt; the write-patience loop retries on top of it. */
-export const WRITER_BUSY_TIMEOUT_MS = 1_000;
+/**
+ * How long one write attempt may wait inside SQLite for the write lock. That wait blocks the
+ * thread (better-sqlite3 is synchronous), so it is kept short; the write-patience loop does the
+ * real waiting between attempts on an awaited, jittered timer.
+ */
+export const WRITE_ATTEMPT_BUSY_TIMEOUT_MS = 10;
+/**
+ * Busy timeout for reads. In WAL mode readers never wait for writers; in DELETE journal mode a
+ * read may wait this long for a committing writer.
+ */
+export const READ_BUSY_TIMEOUT_MS = 1_000;
 export const WRITE_PATIENCE_SECONDS = 20;
 export const TRANSCRIPT_WRITE_PATIENCE_SECONDS = 60;
 export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;

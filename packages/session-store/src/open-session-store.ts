@@ -10,8 +10,9 @@ import {
   CHECKPOINT_INTERVAL_MS,
   FTS_REBUILD_LOCK_TIMEOUT_MS,
   FTS_RETRY_COOLDOWN_MS,
+  READ_BUSY_TIMEOUT_MS,
+  WRITE_ATTEMPT_BUSY_TIMEOUT_MS,
   WRITE_PATIENCE_SECONDS,
-  WRITER_BUSY_TIMEOUT_MS,
 } from './limits.js';
 import { applyMigrations } from './migrations.js';
 import {
@@ -24,7 +25,7 @@ import { SessionStore } from './session-store.js';
 import { StoreContext } from './store-context.js';
 import type { SessionStoreLogger } from './store-settings.js';
 import { ensureTitleUniqueIndex } from './titles.js';
-import { withWritePatience } from './write-patience.js';
+import { runWriteAttempt, withWritePatience } from './write-patience.js';
 
 const debug = debuglog('hermes-session-store');
 
@@ -35,6 +36,10 @@ export interface OpenSessionStoreOptions {
   readonly journalMode?: JournalMode;
   /** Overrides filesystem detection (WAL is avoided on virtiofs and 9p). */
   readonly filesystemType?: string | null;
+  /**
+   * The longest one write attempt waits inside SQLite for another process's lock (default
+   * 10 ms). That wait blocks the event loop; write patience does the rest on a timer.
+   */
   readonly busyTimeoutMs?: number;
   readonly writePatienceSeconds?: number;
   /** Passive WAL checkpoint period (unref'd timer); 0 disables the timer. */
@@ -71,41 +76,54 @@ export async function openSessionStore(
   await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? realSleep;
-  const busyTimeoutMs = options.busyTimeoutMs ?? WRITER_BUSY_TIMEOUT_MS;
+  const busyTimeouts = {
+    attemptMs: options.busyTimeoutMs ?? WRITE_ATTEMPT_BUSY_TIMEOUT_MS,
+    readMs: READ_BUSY_TIMEOUT_MS,
+  };
   const patience = {
     patienceSeconds: options.writePatienceSeconds ?? WRITE_PATIENCE_SECONDS,
     clock,
     sleep,
   };
-  const database = openConnection({ filePath, busyTimeoutMs });
+  const database = openConnection({ filePath, busyTimeoutMs: busyTimeouts.readMs });
+  // Every step that may wait for another process's lock is a short attempt plus awaited retries.
+  const attempt = <T>(work: () => T) => runWriteAttempt(database, busyTimeouts, work);
   let journalMode: JournalMode;
   let context: StoreContext;
   let stale: boolean;
   try {
     journalMode = await withWritePatience(
       () =>
-        applyJournalMode(database, {
-          requested: options.journalMode ?? 'wal',
-          filePath,
-          ...(options.filesystemType === undefined
-            ? {}
-            : { filesystemType: options.filesystemType }),
-        }),
+        attempt(() =>
+          applyJournalMode(database, {
+            requested: options.journalMode ?? 'wal',
+            filePath,
+            ...(options.filesystemType === undefined
+              ? {}
+              : { filesystemType: options.filesystemType }),
+          }),
+        ),
       patience,
     );
     applyConnectionPragmas(database);
-    await withWritePatience(() => applyMigrations(database), patience);
+    await withWritePatience(() => attempt(() => applyMigrations(database)), patience);
     chmodDatabaseFiles(filePath);
-    context = new StoreContext(database, clock);
+    context = new StoreContext(database, clock, busyTimeouts);
     await withWritePatience(
-      () => database.transaction(() => ensureTitleUniqueIndex(context)).immediate(),
+      () =>
+        context.writeAttempt(() =>
+          database.transaction(() => ensureTitleUniqueIndex(context)).immediate(),
+        ),
       patience,
     );
     stale = isFtsStale(context);
     if (stale) {
       // Stay detached until the rebuild: a half-broken index must not fail transcript writes.
       await withWritePatience(
-        () => database.transaction(() => dropFtsTriggers(context)).immediate(),
+        () =>
+          context.writeAttempt(() =>
+            database.transaction(() => dropFtsTriggers(context)).immediate(),
+          ),
         patience,
       );
     }
@@ -118,7 +136,7 @@ export async function openSessionStore(
     {
       filePath,
       journalMode,
-      busyTimeoutMs,
+      busyTimeoutMs: busyTimeouts.attemptMs,
       writePatienceSeconds: patience.patienceSeconds,
       ftsRetryCooldownMs: options.ftsRetryCooldownMs ?? FTS_RETRY_COOLDOWN_MS,
       rebuildLockTimeoutMs: options.rebuildLockTimeoutMs ?? FTS_REBUILD_LOCK_TIMEOUT_MS,

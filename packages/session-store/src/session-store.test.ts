@@ -9,7 +9,7 @@ import {
   openSessionStore,
   SCHEMA_VERSION,
   SessionStoreError,
-  WRITER_BUSY_TIMEOUT_MS,
+  WRITE_ATTEMPT_BUSY_TIMEOUT_MS,
 } from './index.js';
 
 describe('openSessionStore', () => {
@@ -36,7 +36,7 @@ describe('openSessionStore', () => {
     expect(pragmas).toEqual({
       synchronous: process.platform === 'darwin' ? 2 : 1, // FULL on macOS, NORMAL elsewhere
       foreignKeys: 1,
-      busyTimeout: WRITER_BUSY_TIMEOUT_MS,
+      busyTimeout: WRITE_ATTEMPT_BUSY_TIMEOUT_MS, // a write attempt waits only briefly inside SQLite
     });
     await store.createSession({ id: 'a', source: 'cli' });
     await expect(

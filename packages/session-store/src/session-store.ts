@@ -115,12 +115,16 @@ import { withWritePatience } from './write-patience.js';
 
 const debug = debuglog('hermes-session-store');
 
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** One process's handle on a state.db. Reads are synchronous; writes are awaited (write patience). */
 export class SessionStore {
   readonly #context: StoreContext;
   readonly #settings: StoreSettings;
   readonly #checkpointTimer: NodeJS.Timeout | undefined;
   #writesSinceCheckpoint = 0;
+  #queuedWrites = 0;
+  #writeTail: Promise<void> = Promise.resolve();
   #closed = false;
   readonly #fts: FtsMaintenance;
   /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
@@ -160,16 +164,49 @@ export class SessionStore {
     return this.#context.db;
   }
 
-  /** One short BEGIN IMMEDIATE transaction per attempt, retried with jitter while another process writes. */
-  async #write<T>(
+  /**
+   * One short BEGIN IMMEDIATE transaction per attempt, retried with jitter while another process
+   * writes. This store's writes run one at a time (a queue): while another process holds the lock
+   * only the head of the queue polls for it, so the event loop never runs several blocking
+   * attempts back to back. Patience counts from the call, queue time included.
+   */
+  #write<T>(
     work: (context: StoreContext) => T,
     patienceSeconds = this.#settings.writePatienceSeconds,
   ): Promise<T> {
+    this.#db();
+    const startedMs = this.#settings.clock.monotonicMs();
+    const run = async (): Promise<T> => {
+      try {
+        return await this.#writeNow(work, patienceSeconds, startedMs);
+      } finally {
+        this.#queuedWrites -= 1;
+      }
+    };
+    this.#queuedWrites += 1;
+    // An idle queue starts at once, so an uncontended write costs no extra turn of the loop. A
+    // queued write lets the event loop turn first, so a burst of writes released together (a
+    // lock let go) is spread over several turns instead of running as one long task.
+    const result = this.#queuedWrites === 1 ? run() : this.#writeTail.then(nextTurn).then(run);
+    this.#writeTail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  async #writeNow<T>(
+    work: (context: StoreContext) => T,
+    patienceSeconds: number,
+    startedMs: number,
+  ): Promise<T> {
     const database = this.#db();
+    const transaction = database.transaction(() => work(this.#context));
     const result = await withWritePatience(
-      () => database.transaction(() => work(this.#context)).immediate(),
+      () => this.#context.writeAttempt(() => transaction.immediate()),
       {
         patienceSeconds,
+        startedMs,
         clock: this.#settings.clock,
         sleep: this.#settings.sleep,
       },
@@ -186,11 +223,14 @@ export class SessionStore {
     } catch (error) {
       if (!isFtsCorruption(error)) throw error;
       const reason = sqliteErrorMessage(error);
-      await withWritePatience(() => enterFtsFailOpen(this.#context, reason), {
-        patienceSeconds: TRANSCRIPT_WRITE_PATIENCE_SECONDS,
-        clock: this.#settings.clock,
-        sleep: this.#settings.sleep,
-      });
+      await withWritePatience(
+        () => this.#context.writeAttempt(() => enterFtsFailOpen(this.#context, reason)),
+        {
+          patienceSeconds: TRANSCRIPT_WRITE_PATIENCE_SECONDS,
+          clock: this.#settings.clock,
+          sleep: this.#settings.sleep,
+        },
+      );
       this.#settings.logger.warn(
         `FTS index corrupt (${reason}); search falls back to LIKE until rebuilt`,
       );

@@ -1,5 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Clock } from './clock.js';
+import { runWriteAttempt } from './write-patience.js';
+
+export interface BusyTimeouts {
+  /** The longest one write attempt waits inside SQLite (it blocks the thread). */
+  readonly attemptMs: number;
+  /** The connection's timeout for reads (only DELETE journal mode ever waits). */
+  readonly readMs: number;
+}
 
 /** What the query modules share: the writer connection, the clock and a prepared-statement cache. */
 export class StoreContext {
@@ -8,7 +16,13 @@ export class StoreContext {
   constructor(
     readonly db: Database,
     readonly clock: Clock,
+    readonly busyTimeouts: BusyTimeouts,
   ) {}
+
+  /** One write attempt under the short attempt timeout (see `runWriteAttempt`). */
+  writeAttempt<T>(attempt: () => T): T {
+    return runWriteAttempt(this.db, this.busyTimeouts, attempt);
+  }
 
   /** Prepares once per connection; better-sqlite3 re-prepares by itself after schema changes. */
   statement(sql: string): Statement {

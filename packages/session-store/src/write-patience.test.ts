@@ -5,7 +5,7 @@ import { ERROR_MESSAGES } from './index.js';
 
 describe('write patience', () => {
   it('waits out another connection holding the write lock, without blocking the event loop', async () => {
-    const { store, databasePath } = await openTestStore({ busyTimeoutMs: 20 });
+    const { store, databasePath } = await openTestStore();
     await store.createSession({ id: 's', source: 'cli' });
     const other = new BetterSqlite3(databasePath);
     other.exec('BEGIN IMMEDIATE');
@@ -23,10 +23,7 @@ describe('write patience', () => {
   });
 
   it('gives up with the documented message once patience runs out', async () => {
-    const { store, databasePath } = await openTestStore({
-      busyTimeoutMs: 10,
-      writePatienceSeconds: 0.2,
-    });
+    const { store, databasePath } = await openTestStore({ writePatienceSeconds: 0.2 });
     await store.createSession({ id: 's', source: 'cli' });
     const other = new BetterSqlite3(databasePath);
     other.exec('BEGIN IMMEDIATE');
@@ -38,5 +35,26 @@ describe('write patience', () => {
       other.exec('ROLLBACK');
       other.close();
     }
+  });
+
+  it('counts time spent queued behind this store’s other writes against the patience', async () => {
+    const { store, databasePath } = await openTestStore({ writePatienceSeconds: 0.5 });
+    await store.createSession({ id: 's', source: 'cli' });
+    const other = new BetterSqlite3(databasePath);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const started = performance.now();
+      const results = await Promise.allSettled(
+        [1, 2, 3].map((index) => store.recordUsage('s', { inputTokens: index })),
+      );
+      const elapsed = performance.now() - started;
+      expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      // Each write waited at most its own 0.5 s from the call, not 0.5 s after the one before.
+      expect(elapsed).toBeLessThan(1200);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(store.requireSession('s').inputTokens).toBe(0);
   });
 });

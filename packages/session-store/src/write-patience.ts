@@ -1,3 +1,4 @@
+import type { Database, Statement } from 'better-sqlite3';
 import type { Clock, Sleep } from './clock.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { isBusyError } from './sqlite-errors.js';
@@ -7,6 +8,8 @@ export interface WritePatienceOptions {
   readonly clock: Clock;
   readonly sleep: Sleep;
   readonly random?: () => number;
+  /** When the caller started waiting (monotonic ms); defaults to now. */
+  readonly startedMs?: number;
 }
 
 /**
@@ -20,7 +23,7 @@ export async function withWritePatience<T>(
   options: WritePatienceOptions,
 ): Promise<T> {
   const random = options.random ?? Math.random;
-  const started = options.clock.monotonicMs();
+  const started = options.startedMs ?? options.clock.monotonicMs();
   for (;;) {
     try {
       return attempt();
@@ -37,5 +40,39 @@ export async function withWritePatience<T>(
       const [low, high] = elapsed < 2000 ? [20, 150] : [250, 1000];
       await options.sleep(low + random() * (high - low));
     }
+  }
+}
+
+const busyTimeoutStatements = new WeakMap<Database, Map<number, Statement>>();
+
+function setBusyTimeout(database: Database, milliseconds: number): void {
+  let statements = busyTimeoutStatements.get(database);
+  if (!statements) {
+    statements = new Map();
+    busyTimeoutStatements.set(database, statements);
+  }
+  let statement = statements.get(milliseconds);
+  if (!statement) {
+    statement = database.prepare(`PRAGMA busy_timeout = ${Math.trunc(milliseconds)}`);
+    statements.set(milliseconds, statement);
+  }
+  statement.get();
+}
+
+/**
+ * Runs one write attempt with the short attempt busy timeout, then restores the connection's
+ * read timeout. SQLite's own busy wait blocks the event loop, so an attempt may only wait a few
+ * milliseconds for another process's lock; `withWritePatience` waits out the rest on a timer.
+ */
+export function runWriteAttempt<T>(
+  database: Database,
+  timeouts: { attemptMs: number; readMs: number },
+  attempt: () => T,
+): T {
+  setBusyTimeout(database, timeouts.attemptMs);
+  try {
+    return attempt();
+  } finally {
+    setBusyTimeout(database, timeouts.readMs);
   }
 }

@@ -72,6 +72,45 @@ describe('titles', () => {
     expect(store.getSessionByTitle(BOT_CHAT_TITLE, { includeHidden: true })?.id).toBe('new-bot');
   });
 
+  it('a compressed, deliberately archived canonical chat releases its name: judged at the tip, not the compression-ended root', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'old-bot', source: 'desktop', title: BOT_CHAT_TITLE });
+    const tip = await store.publishCompressionChild({ parentId: 'old-bot', summary: 'so far' });
+    await store.setArchived('old-bot', true); // by a person: the tip has no end reason
+    expect(store.requireSession('old-bot')).toMatchObject({ endReason: 'compression', hidden: 0 });
+    expect(store.requireSession(tip)).toMatchObject({ endReason: null, archived: 1 });
+    expect(await store.canonicalSession()).toBeNull();
+    const replacement = await store.createSession({
+      id: 'new-bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+    });
+    expect(replacement.title).toBe(BOT_CHAT_TITLE);
+    expect(store.requireSession('old-bot').title).toBeNull();
+    expect((await store.canonicalSession())?.id).toBe('new-bot');
+  });
+
+  it('an archived canonical chat whose tip ended at a boundary releases its name; a recoverable one keeps it', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'reset-bot', source: 'desktop', title: BOT_CHAT_TITLE });
+    const resetTip = await store.publishCompressionChild({ parentId: 'reset-bot', summary: 's' });
+    await store.endSession(resetTip, 'session_reset');
+    await store.setArchived('reset-bot', true);
+    await store.createSession({ id: 'reaped-bot', source: 'desktop', title: BOT_CHAT_TITLE });
+    expect(store.requireSession('reset-bot').title).toBeNull();
+
+    const reapedTip = await store.publishCompressionChild({ parentId: 'reaped-bot', summary: 's' });
+    await store.endSession(reapedTip, 'ws_orphan_reap'); // machinery: lookups bring it back
+    await store.setArchived('reaped-bot', true);
+    await expect(
+      store.createSession({ id: 'claimant', source: 'desktop', title: BOT_CHAT_TITLE }),
+    ).rejects.toMatchObject({ code: 'title_in_use' });
+    expect(await store.canonicalSession()).toMatchObject({
+      id: 'reaped-bot',
+      resolvedId: reapedTip,
+    });
+  });
+
   it('a live canonical chat keeps its name against a new claimant', async () => {
     const { store } = await openTestStore();
     await store.createSession({

@@ -1,3 +1,5 @@
+import { getCompressionTip } from './compression-chain.js';
+import { isRecoverableEndReason } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { BOT_CHAT_TITLE, MAX_TITLE_LENGTH, TITLE_SOURCE_RANK, type TitleSource } from './limits.js';
 import { SESSION_COLUMNS } from './rows.js';
@@ -42,10 +44,23 @@ interface Holder {
 }
 
 /**
+ * Whether lookups would resurrect this archived chat: judged at its compression tip, because a
+ * compressed lineage's root always ends with `compression`.
+ */
+function recoverableAtTip(context: StoreContext, id: string): boolean {
+  const tipReason = context
+    .statement('SELECT end_reason FROM sessions WHERE id = ?')
+    .pluck()
+    .get(getCompressionTip(context, id)) as string | null | undefined;
+  return isRecoverableEndReason(tipReason);
+}
+
+/**
  * Sets a title inside the caller's write transaction. Returns false when an automatic writer is
  * outranked (a silent no-op by design). Conflicts: a compression ancestor hands its title to the
- * claimant; a deliberately archived holder of the canonical Bot Chat title gives it up (see
- * README "Bot Chat title"); anything else is refused.
+ * claimant; an archived holder of the canonical Bot Chat title that lookups would not resurrect
+ * (hidden, or its tip not recoverably ended) gives it up (see README "Bot Chat title deadlock");
+ * anything else is refused.
  */
 export function applyTitle(context: StoreContext, input: ApplyTitleInput): boolean {
   const clean = sanitizeTitle(input.title);
@@ -93,7 +108,7 @@ export function applyTitle(context: StoreContext, input: ApplyTitleInput): boole
       const retiredCanonical =
         clean === BOT_CHAT_TITLE &&
         holder.archived === 1 &&
-        (holder.hidden === 1 || holder.endReason === null);
+        (holder.hidden === 1 || !recoverableAtTip(context, holder.id));
       if (!compressionAncestor && !retiredCanonical) {
         throw new SessionStoreError({
           code: 'title_in_use',

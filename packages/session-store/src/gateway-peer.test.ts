@@ -58,4 +58,42 @@ describe('findLatestGatewaySessionForPeer', () => {
       }),
     ).toBeUndefined();
   });
+
+  it('does not resume, through the tuple fallback, a session the user reset past', async () => {
+    const { store } = await openTestStore();
+    const tuple = { source: 'discord', chatId: 'c', chatType: 'dm', userId: 'u' };
+    const peer = { sessionKey: 'dc:c', ...tuple };
+    // The conversation the user moved past: reaped by machinery (recoverable), with messages.
+    await store.createSession({ id: 'before', sessionKey: 'dc:c', ...tuple, startedAt: 10 });
+    await store.appendMessage('before', { role: 'user', content: 'old topic', timestamp: 11 });
+    await store.endSession('before', 'agent_close');
+    expect(store.findLatestGatewaySessionForPeer(peer)?.id).toBe('before');
+    // The user resets: a later row of the same peer ends with a reset boundary.
+    await store.createSession({ id: 'boundary', sessionKey: 'dc:c', ...tuple, startedAt: 20 });
+    await store.endSession('boundary', 'session_reset');
+    expect(store.findLatestGatewaySessionForPeer(peer)).toBeUndefined();
+
+    // A legacy row without a key is fenced by a later reset found by the tuple alone…
+    await store.createSession({ id: 'legacy', source: 'slack', chatId: 'x', startedAt: 10 });
+    await store.appendMessage('legacy', { role: 'user', content: 'hi', timestamp: 11 });
+    const slackPeer = { sessionKey: 'sl:x', source: 'slack', chatId: 'x' };
+    expect(store.findLatestGatewaySessionForPeer(slackPeer)?.id).toBe('legacy');
+    await store.createSession({ id: 'slack-reset', source: 'slack', chatId: 'x', startedAt: 20 });
+    await store.endSession('slack-reset', 'idle');
+    expect(store.findLatestGatewaySessionForPeer(slackPeer)).toBeUndefined();
+
+    // …or by the peer's key alone.
+    await store.createSession({ id: 'legacy-2', source: 'matrix', chatId: 'y', startedAt: 10 });
+    await store.appendMessage('legacy-2', { role: 'user', content: 'hi', timestamp: 11 });
+    const matrixPeer = { sessionKey: 'mx:y', source: 'matrix', chatId: 'y' };
+    expect(store.findLatestGatewaySessionForPeer(matrixPeer)?.id).toBe('legacy-2');
+    await store.createSession({
+      id: 'keyed-reset',
+      source: 'matrix',
+      sessionKey: 'mx:y',
+      startedAt: 20,
+    });
+    await store.endSession('keyed-reset', 'daily');
+    expect(store.findLatestGatewaySessionForPeer(matrixPeer)).toBeUndefined();
+  });
 });

@@ -16,7 +16,8 @@ export interface GatewayPeer {
 /**
  * The session a messaging peer should continue: live (or recoverably ended) rows of that peer,
  * fenced by any later reset boundary so a stale row is never resumed after the user started
- * afresh; rows with messages first, then the most recent activity.
+ * afresh; rows with messages first, then the most recent activity. Without a keyed row, the full
+ * peer tuple is matched (rows with messages only), behind the same fence.
  */
 export function findLatestGatewaySessionForPeer(
   context: StoreContext,
@@ -35,15 +36,25 @@ export function findLatestGatewaySessionForPeer(
     )
     .get({ sessionKey: peer.sessionKey, source: peer.source }) as SessionRow | undefined;
   if (byKey || peer.chatId === undefined) return byKey;
+  // The tuple fallback is fenced too: a later reset of this peer (by its key or by its tuple)
+  // means the user moved past every earlier row, whichever way that row was found.
   return context
     .statement(
       `SELECT ${SESSION_COLUMNS} FROM sessions s
        WHERE s.source = @source AND s.chat_id IS @chatId AND s.chat_type IS @chatType AND s.thread_id IS @threadId
          AND s.user_id IS @userId AND s.message_count > 0
          AND (s.ended_at IS NULL OR s.end_reason IN (${RECOVERABLE_END_REASONS_SQL}))
+         AND NOT EXISTS (
+           SELECT 1 FROM sessions later
+           WHERE later.source = s.source AND later.started_at > s.started_at
+             AND later.end_reason IN (${RESET_END_REASONS_SQL})
+             AND (later.session_key = @sessionKey
+               OR (later.chat_id IS s.chat_id AND later.chat_type IS s.chat_type
+                 AND later.thread_id IS s.thread_id AND later.user_id IS s.user_id)))
        ORDER BY coalesce(s.last_activity_at, s.started_at) DESC LIMIT 1`,
     )
     .get({
+      sessionKey: peer.sessionKey,
       source: peer.source,
       chatId: peer.chatId ?? null,
       chatType: peer.chatType ?? null,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  parseSystemdDurationToMicroseconds,
   resolveCronDrainBudget,
+  resolveLaunchdStopBudget,
   resolveRestartExitWaitBudget,
   resolveShutdownWatchdogDelay,
   resolveSystemdTimeoutStopSec,
@@ -38,15 +38,43 @@ describe('budgets', () => {
     ).toBe(40);
   });
 
-  it('parses systemd durations into microseconds', () => {
-    expect(parseSystemdDurationToMicroseconds('90s')).toBe(90_000_000);
-    expect(parseSystemdDurationToMicroseconds('3min')).toBe(180_000_000);
-    expect(parseSystemdDurationToMicroseconds('1min 30s')).toBe(90_000_000);
-    expect(parseSystemdDurationToMicroseconds('45')).toBe(45_000_000);
-    expect(parseSystemdDurationToMicroseconds('500ms')).toBe(500_000);
-    expect(parseSystemdDurationToMicroseconds('1h')).toBe(3_600_000_000);
-    for (const junk of ['', 'forever', '10 parsecs', '0s', 'infinity']) {
-      expect(parseSystemdDurationToMicroseconds(junk)).toBeUndefined();
+  it('caps the drain 10 s below launchd ExitTimeOut and fires the shutdown watchdog before it', () => {
+    // The reference's example: ExitTimeOut 60 ⇒ drain 50.
+    expect(resolveLaunchdStopBudget({ drainS: 60 })).toEqual({
+      drainS: 50,
+      shutdownWatchdogDelayS: 55,
+      exitTimeOutS: 60,
+    });
+    // A short drain keeps its own watchdog delay while that is under the cap.
+    expect(resolveLaunchdStopBudget({ drainS: 0, exitTimeOutS: 120 })).toEqual({
+      drainS: 0,
+      shutdownWatchdogDelayS: 60,
+      exitTimeOutS: 120,
+    });
+    // launchd's own default (20 s): drain 10, watchdog 15 — always before the SIGKILL.
+    expect(resolveLaunchdStopBudget({ drainS: 30, exitTimeOutS: 20 })).toEqual({
+      drainS: 10,
+      shutdownWatchdogDelayS: 15,
+      exitTimeOutS: 20,
+    });
+    expect(resolveLaunchdStopBudget({ drainS: 30, exitTimeOutS: 6 })).toEqual({
+      drainS: 0,
+      shutdownWatchdogDelayS: 3,
+      exitTimeOutS: 6,
+    });
+    for (const exitTimeOutS of [1, 5, 10, 20, 60, 90, 600]) {
+      for (const drainS of [0, 10, 60, 3600]) {
+        const budget = resolveLaunchdStopBudget({ drainS, exitTimeOutS });
+        expect(budget.shutdownWatchdogDelayS).toBeLessThan(exitTimeOutS);
+        expect(budget.drainS).toBeLessThanOrEqual(budget.shutdownWatchdogDelayS);
+      }
     }
+    // ExitTimeOut 0 is "no SIGKILL" to launchd: nothing to cap.
+    expect(resolveLaunchdStopBudget({ drainS: 300, exitTimeOutS: 0 })).toEqual({
+      drainS: 300,
+      shutdownWatchdogDelayS: 360,
+      exitTimeOutS: Number.POSITIVE_INFINITY,
+    });
+    expect(resolveLaunchdStopBudget({ drainS: 60, exitTimeOutS: Number.NaN }).drainS).toBe(50);
   });
 });

@@ -1,6 +1,9 @@
 import {
   CRON_DRAIN_CLEANUP_RESERVE_S,
   DEFAULT_SHUTDOWN_WATCHDOG_GRACE_S,
+  LAUNCHD_DRAIN_RESERVE_S,
+  LAUNCHD_EXIT_TIMEOUT_S,
+  LAUNCHD_WATCHDOG_EXIT_RESERVE_S,
   RESTART_EXIT_WAIT_HEADROOM_S,
   SHUTDOWN_WATCHDOG_EXIT_RESERVE_S,
   SYSTEMD_STOP_HEADROOM_S,
@@ -69,56 +72,46 @@ export function resolveCronDrainBudget(options: {
   );
 }
 
-const DURATION_UNITS_S: Record<string, number> = {
-  us: 1e-6,
-  usec: 1e-6,
-  ms: 1e-3,
-  msec: 1e-3,
-  s: 1,
-  sec: 1,
-  second: 1,
-  seconds: 1,
-  m: 60,
-  min: 60,
-  minute: 60,
-  minutes: 60,
-  h: 3600,
-  hr: 3600,
-  hour: 3600,
-  hours: 3600,
-  d: 86_400,
-  day: 86_400,
-  days: 86_400,
-  w: 604_800,
-  week: 604_800,
-  weeks: 604_800,
-  month: 2_629_800,
-  months: 2_629_800,
-  y: 31_557_600,
-  year: 31_557_600,
-  years: 31_557_600,
-};
+export interface LaunchdStopBudget {
+  /** The drain to use under launchd: capped `LAUNCHD_DRAIN_RESERVE_S` (10 s) below `ExitTimeOut`. */
+  readonly drainS: number;
+  /**
+   * The shutdown watchdog's delay: drain + 60 s, clamped `LAUNCHD_WATCHDOG_EXIT_RESERVE_S` (5 s)
+   * below `ExitTimeOut` (half of it when that is 10 s or less), so the diagnosable exit beats
+   * launchd's SIGKILL.
+   */
+  readonly shutdownWatchdogDelayS: number;
+  /** The `ExitTimeOut` the budget was sized for; `Infinity` when there is none (0 in the plist). */
+  readonly exitTimeOutS: number;
+}
 
 /**
- * Parses a systemd duration (`90s`, `1min 30s`, a bare number of seconds) into microseconds.
- * Junk or a result ≤ 0 ⇒ `undefined`.
+ * Stop budget under launchd, whose stops are signal-driven: SIGTERM, then SIGKILL after the job's
+ * `ExitTimeOut`. The drain is capped below it (60 ⇒ 50) and the shutdown watchdog fires before it.
+ * `exitTimeOutS` defaults to `LAUNCHD_EXIT_TIMEOUT_S` (60, what `hermes gateway install` writes);
+ * 0 or `Infinity` means launchd never sends SIGKILL, so nothing is capped; a negative or non-finite
+ * value counts as the default.
  */
-export function parseSystemdDurationToMicroseconds(raw: string): number | undefined {
-  const text = raw.trim();
-  if (text === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(text)) {
-    const seconds = Number(text);
-    return seconds > 0 ? Math.round(seconds * 1e6) : undefined;
+export function resolveLaunchdStopBudget(options: {
+  readonly drainS: number;
+  readonly exitTimeOutS?: number;
+}): LaunchdStopBudget {
+  const drain = Math.max(0, finiteOrZero(options.drainS));
+  const given = options.exitTimeOutS;
+  if (given === 0 || given === Number.POSITIVE_INFINITY) {
+    return {
+      drainS: drain,
+      shutdownWatchdogDelayS: resolveShutdownWatchdogDelay(drain),
+      exitTimeOutS: Number.POSITIVE_INFINITY,
+    };
   }
-  const pattern = /(\d+(?:\.\d+)?)\s*([a-z]+)\s*/gy;
-  let totalS = 0;
-  let consumed = 0;
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    const unit = DURATION_UNITS_S[match[2] ?? ''];
-    if (unit === undefined) return undefined;
-    totalS += Number(match[1]) * unit;
-    consumed = pattern.lastIndex;
-  }
-  if (consumed !== text.length || totalS <= 0) return undefined;
-  return Math.round(totalS * 1e6);
+  const exitTimeOutS =
+    given !== undefined && Number.isFinite(given) && given > 0 ? given : LAUNCHD_EXIT_TIMEOUT_S;
+  const drainS = Math.min(drain, Math.max(0, exitTimeOutS - LAUNCHD_DRAIN_RESERVE_S));
+  const watchdogCapS = Math.max(exitTimeOutS - LAUNCHD_WATCHDOG_EXIT_RESERVE_S, exitTimeOutS / 2);
+  return {
+    drainS,
+    shutdownWatchdogDelayS: Math.min(resolveShutdownWatchdogDelay(drainS), watchdogCapS),
+    exitTimeOutS,
+  };
 }

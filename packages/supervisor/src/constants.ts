@@ -49,7 +49,21 @@ export const CRON_DRAIN_CLEANUP_RESERVE_S = 10;
 export const SYSTEMD_STOP_HEADROOM_S = 30;
 export const SYSTEMD_TIMEOUT_STOP_SEC_FLOOR = 60;
 export const RESTART_EXIT_WAIT_HEADROOM_S = 15;
+/** systemd restart wait = this + `RestartUSec` + `TimeoutStartUSec`. */
+export const SYSTEMD_RESTART_WAIT_BASE_S = 60;
+/** How long `systemctl show` may take before the query gives up. */
+export const SYSTEMD_SHOW_TIMEOUT_MS = 5000;
+/** The `ExitTimeOut` (s) a Hermes launchd job is sized for; launchd's SIGKILL follows it. */
+export const LAUNCHD_EXIT_TIMEOUT_S = 60;
+/** Under launchd the drain ends this far before `ExitTimeOut` (60 ⇒ 50). */
+export const LAUNCHD_DRAIN_RESERVE_S = 10;
+/** Under launchd the shutdown watchdog fires at least this far before `ExitTimeOut`. */
+export const LAUNCHD_WATCHDOG_EXIT_RESERVE_S = 5;
 export const SHUTDOWN_WATCHDOG_LOG_FILE = 'logs/gateway-shutdown-watchdog.log';
+/** `spawnAsyncDiagnostic`: where it appends, its whole budget, how much of `ps auxf` it keeps. */
+export const SHUTDOWN_DIAGNOSTIC_LOG_FILE = 'logs/gateway-shutdown-diag.log';
+export const DEFAULT_ASYNC_DIAGNOSTIC_TIMEOUT_S = 5;
+export const SHUTDOWN_DIAGNOSTIC_PS_LINES = 60;
 export const LOOP_WATCHDOG_REPORT_DIRECTORY = 'logs';
 export const RUNTIME_STATUS_FILE = 'gateway_state.json';
 
@@ -102,6 +116,8 @@ export const messages = {
     `${platform} adapter was lost without entering the reconnection queue; exiting gateway so the service manager restarts it.`,
   platformLostStayingAlive: (platform: string) =>
     `${platform} adapter was lost without entering the reconnection queue; staying alive.`,
+  staleSystemdUnit: (unit: string, timeoutStopS: number, requiredS: number) =>
+    `Stale systemd unit detected: ${unit} has TimeoutStopSec=${Number(timeoutStopS.toFixed(3))}s, below the ${requiredS}s this gateway's stop needs (drain, then the shutdown watchdog), so systemd would SIGKILL a slow stop before the watchdog can record why. Reinstall the unit (hermes gateway install) or raise TimeoutStopSec to at least ${requiredS}.`,
   shutdownWatchdogStderr: (delayS: number, pid: number) =>
     `Gateway shutdown watchdog fired after ${delayS}s (pid=${pid}); dumping all thread stacks.`,
   shutdownWatchdogCritical: (delayS: number, path: string) =>

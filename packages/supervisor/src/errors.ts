@@ -1,6 +1,9 @@
 const MARKER = Symbol.for('@hermes/supervisor.error');
 
-export type SupervisorErrorCode = 'invalid_watchdog_options';
+export type SupervisorErrorCode =
+  | 'invalid_watchdog_options'
+  | 'invalid_systemd_unit'
+  | 'systemctl_failed';
 
 export interface SupervisorErrorOptions {
   code: SupervisorErrorCode;

@@ -1,6 +1,12 @@
 export {
-  parseSystemdDurationToMicroseconds,
+  type AsyncDiagnostic,
+  type AsyncDiagnosticOptions,
+  spawnAsyncDiagnostic,
+} from './async-diagnostic.js';
+export {
+  type LaunchdStopBudget,
   resolveCronDrainBudget,
+  resolveLaunchdStopBudget,
   resolveRestartExitWaitBudget,
   resolveShutdownWatchdogDelay,
   resolveSystemdTimeoutStopSec,
@@ -59,6 +65,7 @@ export {
   type ReconnectWatcherKeeper,
   type ReconnectWatcherKeeperOptions,
 } from './reconnect-watcher-keeper.js';
+export { redactSecrets } from './redact-secrets.js';
 export { type MarkExitedOptions, markRuntimeStatusExitedSync } from './runtime-status.js';
 export {
   formatShutdownContext,
@@ -81,4 +88,20 @@ export {
   spawnSupervised,
   supervisedBackoffS,
 } from './supervised-task.js';
+export {
+  checkSystemdTimingAlignment,
+  detectSystemdTimingAlignment,
+  parseSystemctlShow,
+  parseSystemdDurationToMicroseconds,
+  parseSystemdTimespan,
+  type QuerySystemdUnitTimingOptions,
+  querySystemdUnitTiming,
+  readSystemdUnitTiming,
+  resolveSystemdRestartWaitS,
+  SYSTEMD_TIMING_PROPERTIES,
+  type SystemdTimingAlignment,
+  type SystemdUnitRef,
+  type SystemdUnitTiming,
+  systemdUnitFromCgroup,
+} from './systemd-timing.js';
 export { loopWatchdogOptionsFromConfig } from './watchdog-options.js';

@@ -12,6 +12,7 @@ import {
 } from './fleet-versions.js';
 import { readProcessStartTime } from './process-identity.js';
 import { runtimeStatusPath } from './runtime-status.js';
+import { startFixtureGateway } from './test-gateway-fixture.js';
 
 const EXPECTED_SHA = 'c0ffee0000000000000000000000000000000000';
 
@@ -60,7 +61,8 @@ describe('collectFleetVersions', () => {
 
   it('falls back to the state file of a live PID, marking old code stale and leaving out source', async () => {
     const home = await tempHome();
-    const child = await spawnProcess({ command: 'sleep', args: ['30'] });
+    const child = await startFixtureGateway({ home: home.path });
+    onTestFinished(() => child.stop().then(() => {}));
     await writeStatus(home.path, {
       pid: child.pid,
       start_time: await readProcessStartTime(child.pid),
@@ -93,6 +95,20 @@ describe('collectFleetVersions', () => {
     expect(
       await collectFleetVersions([running.path], { expectedSha: EXPECTED_SHA, preRestartPids: [] }),
     ).toEqual([]);
+  });
+
+  it('reports down a gateway whose PID now belongs to a process that is not a gateway', async () => {
+    const home = await tempHome();
+    const child = await spawnProcess({ command: 'sleep', args: ['30'] });
+    onTestFinished(() => child.stop().then(() => {}));
+    // A record without a start time cannot tell a reused PID; the command line can.
+    await writeStatus(home.path, { pid: child.pid, gateway_state: 'running', code_sha: 'x' });
+    expect(
+      await collectFleetVersions([home.path], {
+        expectedSha: EXPECTED_SHA,
+        preRestartPids: [child.pid],
+      }),
+    ).toEqual([expect.objectContaining({ pid: child.pid, state: 'down' })]);
   });
 
   it('calls a gateway without a version stamp unknown, which does not need attention', async () => {

@@ -1,12 +1,8 @@
 import { listProfiles } from '@hermes/config';
 import { identifyGateway } from './control-client.js';
+import { type GatewayLivenessOptions, isLiveGatewayProcess } from './gateway-liveness.js';
 import { profileLabelForHome } from './profile-label.js';
-import {
-  INACTIVE_GATEWAY_STATES,
-  readRuntimeStatus,
-  runtimeStatusPid,
-  runtimeStatusPidIsLive,
-} from './runtime-status.js';
+import { INACTIVE_GATEWAY_STATES, readRuntimeStatus, runtimeStatusPid } from './runtime-status.js';
 
 export const FLEET_VERSION_STATES = ['current', 'stale', 'unknown', 'down'] as const;
 export type FleetVersionState = (typeof FLEET_VERSION_STATES)[number];
@@ -23,7 +19,7 @@ export interface FleetVersionRow {
   readonly source?: 'socket';
 }
 
-export interface CollectFleetVersionsOptions {
+export interface CollectFleetVersionsOptions extends GatewayLivenessOptions {
   /** The sha the fleet should be running now; without it every row is `unknown` or `down`. */
   readonly expectedSha?: string | null;
   /** PIDs that were running before the update; only these can be reported `down`. */
@@ -75,7 +71,9 @@ async function collectOne(
   const record = await readRuntimeStatus(home);
   const pid = record ? runtimeStatusPid(record) : null;
   if (record === null || pid === null) return null;
-  if (await runtimeStatusPidIsLive(record)) {
+  const startTime = typeof record.start_time === 'number' ? record.start_time : null;
+  // Live means still the writer and still a gateway: a PID reused by another program is gone.
+  if (await isLiveGatewayProcess(pid, startTime, options)) {
     const sha = text(record.code_sha);
     return {
       home,

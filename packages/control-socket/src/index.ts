@@ -33,6 +33,16 @@ export {
   fleetNeedsAttention,
   formatFleetVersionRow,
 } from './fleet-versions.js';
+export {
+  type GatewayCommandLinePredicate,
+  gatewaySubcommandOf,
+  isGatewayCommandLine,
+} from './gateway-command-line.js';
+export {
+  type GatewayLivenessOptions,
+  isLiveGatewayProcess,
+  pidRecordNamesLiveGateway,
+} from './gateway-liveness.js';
 export { canonicalHomePath, homeHash } from './home-hash.js';
 export { type ControlSocketLogger, silentLogger } from './logger.js';
 export {
@@ -59,6 +69,7 @@ export {
 export {
   isProcessAlive,
   isRecordedProcessLive,
+  readProcessCommandLine,
   readProcessStartTime,
   startTimesConflict,
 } from './process-identity.js';

@@ -1,8 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type SpawnedProcess, spawnProcess, tempHome } from '@hermes/testkit';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { GATEWAY_KIND } from './constants.js';
 import {
   alreadyRunningMessage,
@@ -11,33 +9,32 @@ import {
   pidFilePath,
   removePidFile,
 } from './pid-file.js';
-import { buildPidRecord, parsePidRecord } from './pid-record.js';
+import { buildPidRecord, type PidRecord, parsePidRecord } from './pid-record.js';
 import { readProcessStartTime } from './process-identity.js';
 import { acquireRuntimeLock, runtimeLockPath } from './runtime-lock.js';
 import { runtimeStatusPath } from './runtime-status.js';
+import { fixtureClaimOutcome, startFixtureGateway } from './test-gateway-fixture.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const packageRoot = path.resolve(here, '..');
-const claimFixture = path.join(here, 'test-fixtures', 'claim-gateway.ts');
-
-async function startClaimingGateway(home: string): Promise<SpawnedProcess> {
-  // Node itself with tsx as a loader (not the tsx CLI, which would add a wrapper process), so
-  // the PID that claims is the PID we spawned.
-  return spawnProcess({
-    command: process.execPath,
-    args: ['--conditions=@hermes/source', '--import', 'tsx', claimFixture, home],
-    cwd: packageRoot,
-    readyLine: /claim=\{.*\}/,
+function stopWhenDone(child: SpawnedProcess): SpawnedProcess {
+  onTestFinished(async () => {
+    await child.stop();
   });
+  return child;
 }
 
-function claimOutcome(child: SpawnedProcess): { claimed: boolean; reason: string | null } {
-  return JSON.parse(child.stdout().match(/claim=(\{.*\})/)?.[1] ?? '{}');
+/** A live process whose command line is a gateway's, with the record it would have written. */
+async function liveGateway(home: string, command?: readonly string[]) {
+  const child = stopWhenDone(
+    await startFixtureGateway(command === undefined ? { home } : { home, command }),
+  );
+  const startTime = await readProcessStartTime(child.pid);
+  const argv = command ?? ['hermes-gateway'];
+  return { child, record: buildPidRecord({ pid: child.pid, argv, startTime, home }) };
 }
 
-/** A live process that is not us, with the record a gateway would have written for it. */
+/** A live process that is not a gateway (`sleep 30`), with a record naming it. */
 async function liveStranger(home: string) {
-  const child = await spawnProcess({ command: 'sleep', args: ['30'] });
+  const child = stopWhenDone(await spawnProcess({ command: 'sleep', args: ['30'] }));
   const startTime = await readProcessStartTime(child.pid);
   return { child, record: buildPidRecord({ pid: child.pid, argv: ['x'], startTime, home }) };
 }
@@ -47,6 +44,10 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+async function writeRecord(file: string, record: PidRecord | string): Promise<void> {
+  await writeFile(file, typeof record === 'string' ? record : JSON.stringify(record));
 }
 
 describe('claimPidFile', () => {
@@ -72,8 +73,8 @@ describe('claimPidFile', () => {
 
   it('refuses while another live gateway owns the home, with the exact message', async () => {
     const home = await tempHome();
-    const gateway = await startClaimingGateway(home.path);
-    expect(claimOutcome(gateway)).toEqual({ claimed: true, reason: null });
+    const gateway = stopWhenDone(await startFixtureGateway({ home: home.path, claim: true }));
+    expect(fixtureClaimOutcome(gateway)).toEqual({ claimed: true, reason: null });
     const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
     expect(claim).toEqual({
       claimed: false,
@@ -86,11 +87,28 @@ describe('claimPidFile', () => {
     );
   });
 
+  it('refuses while a gateway started as `hermes -p work gateway run` owns the home', async () => {
+    const home = await tempHome();
+    const gateway = stopWhenDone(
+      await startFixtureGateway({
+        home: home.path,
+        claim: true,
+        command: ['hermes', '-p', 'work', 'gateway', 'run'],
+      }),
+    );
+    expect(fixtureClaimOutcome(gateway)).toEqual({ claimed: true, reason: null });
+    const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
+    expect(claim.claimed === false && [claim.reason, claim.pid]).toEqual([
+      'already_running',
+      gateway.pid,
+    ]);
+  });
+
   it('takes over the PID file and lock of a gateway that died', async () => {
     const home = await tempHome();
-    const { child, record } = await liveStranger(home.path);
-    await writeFile(pidFilePath(home.path), JSON.stringify(record));
-    await writeFile(runtimeLockPath(home.path), JSON.stringify(record));
+    const { child, record } = await liveGateway(home.path);
+    await writeRecord(pidFilePath(home.path), record);
+    await writeRecord(runtimeLockPath(home.path), record);
     await child.stop();
     const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
     expect(claim.claimed).toBe(true);
@@ -100,44 +118,131 @@ describe('claimPidFile', () => {
 
   it('does not mistake a recycled PID (same number, different start time) for the gateway', async () => {
     const home = await tempHome();
-    const { record } = await liveStranger(home.path);
+    const { record } = await liveGateway(home.path);
     const recycled = { ...record, start_time: (record.start_time as number) + 1000 };
-    await writeFile(pidFilePath(home.path), JSON.stringify(recycled));
-    await writeFile(runtimeLockPath(home.path), JSON.stringify(recycled));
+    await writeRecord(pidFilePath(home.path), recycled);
+    await writeRecord(runtimeLockPath(home.path), recycled);
     const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
     expect(claim.claimed).toBe(true);
     if (claim.claimed) await claim.release();
   });
 
-  it('ignores a live process recorded for another home', async () => {
+  it('ignores a live gateway recorded for another home', async () => {
     const home = await tempHome();
     const other = await tempHome();
-    const { record } = await liveStranger(other.path);
-    await writeFile(pidFilePath(home.path), JSON.stringify(record));
+    const { record } = await liveGateway(other.path);
+    await writeRecord(pidFilePath(home.path), record);
     expect(await getRunningPid(home.path)).toBeNull();
     expect(await exists(pidFilePath(home.path))).toBe(false);
   });
 
-  it('reads a legacy bare-integer PID file', async () => {
+  it('reads a legacy bare-integer PID file naming a live gateway', async () => {
     const home = await tempHome();
-    const { child } = await liveStranger(home.path);
-    await writeFile(pidFilePath(home.path), `${child.pid}\n`);
+    const { child } = await liveGateway(home.path);
+    await writeRecord(pidFilePath(home.path), `${child.pid}\n`);
     expect(await getRunningPid(home.path)).toBe(child.pid);
     const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
     expect(claim.claimed === false && claim.reason).toBe('already_running');
   });
 
+  it('takes over stale records naming a live process that is not a gateway, in every record form', async () => {
+    const home = await tempHome();
+    const { child, record } = await liveStranger(home.path);
+    const { start_time: _startTime, ...withoutStartTime } = record;
+    // A legacy bare integer, a record without a start time (both unprovable by start time), and a
+    // full record whose start time matches the live process: none of them is a gateway.
+    for (const stale of [`${child.pid}\n`, withoutStartTime, record]) {
+      await writeRecord(pidFilePath(home.path), stale);
+      await writeRecord(runtimeLockPath(home.path), stale);
+      expect(await getRunningPid(home.path, { cleanupStale: false })).toBeNull();
+      const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
+      expect(claim.claimed, JSON.stringify(stale)).toBe(true);
+      expect(parsePidRecord(await readFile(pidFilePath(home.path), 'utf8'))?.pid).toBe(process.pid);
+      expect(parsePidRecord(await readFile(runtimeLockPath(home.path), 'utf8'))?.pid).toBe(
+        process.pid,
+      );
+      if (claim.claimed) await claim.release();
+    }
+  });
+
+  it('is not held by a live `hermes gateway status` (a CLI command, not a gateway)', async () => {
+    const home = await tempHome();
+    const { record } = await liveGateway(home.path, ['hermes', 'gateway', 'status']);
+    await writeRecord(pidFilePath(home.path), record);
+    await writeRecord(runtimeLockPath(home.path), record);
+    const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
+    expect(claim.claimed).toBe(true);
+    if (claim.claimed) await claim.release();
+  });
+
+  it('takes a custom predicate for a gateway embedded under another command line', async () => {
+    const home = await tempHome();
+    const { child, record } = await liveStranger(home.path);
+    await writeRecord(pidFilePath(home.path), record);
+    await writeRecord(runtimeLockPath(home.path), record);
+    const isGatewayCommandLine = (argv: readonly string[]) => argv[0] === 'sleep';
+    expect(await getRunningPid(home.path, { isGatewayCommandLine })).toBe(child.pid);
+    const claim = await claimPidFile({ home: home.path, isGatewayCommandLine });
+    expect(claim.claimed === false && [claim.reason, claim.pid]).toEqual([
+      'already_running',
+      child.pid,
+    ]);
+    const mine = buildPidRecord({ pid: process.pid, argv: [], startTime: null, home: home.path });
+    expect(await acquireRuntimeLock(home.path, mine, { isGatewayCommandLine })).toEqual({
+      acquired: false,
+      holder: record,
+    });
+  });
+
+  it('shares the claim when this process claims a home it already holds', async () => {
+    const home = await tempHome();
+    const first = await claimPidFile({ home: home.path, releaseOnExit: false });
+    const second = await claimPidFile({ home: home.path, releaseOnExit: false });
+    expect(first.claimed).toBe(true);
+    expect(second).toMatchObject({ claimed: true, record: { pid: process.pid } });
+    if (!first.claimed || !second.claimed) return;
+    expect(second.record).toEqual(first.record);
+    expect(await getRunningPid(home.path)).toBe(process.pid);
+    // The files stay until the last claim goes; releasing one claim twice counts once.
+    await second.release();
+    await second.release();
+    expect(await exists(pidFilePath(home.path))).toBe(true);
+    expect(await exists(runtimeLockPath(home.path))).toBe(true);
+    await first.release();
+    expect(await exists(pidFilePath(home.path))).toBe(false);
+    expect(await exists(runtimeLockPath(home.path))).toBe(false);
+    // And the home can be claimed afresh.
+    const third = await claimPidFile({ home: home.path, releaseOnExit: false });
+    expect(third.claimed).toBe(true);
+    if (third.claimed) await third.release();
+  });
+
+  it('takes back its own lock left behind by a claim that was never released', async () => {
+    const home = await tempHome();
+    const record = buildPidRecord({
+      pid: process.pid,
+      argv: ['earlier'],
+      startTime: await readProcessStartTime(process.pid),
+      home: home.path,
+    });
+    await writeRecord(runtimeLockPath(home.path), record);
+    const claim = await claimPidFile({ home: home.path, releaseOnExit: false });
+    expect(claim.claimed).toBe(true);
+    if (claim.claimed) await claim.release();
+  });
+
   it('lets exactly one of several racing gateway processes win', async () => {
     const home = await tempHome();
     const racers = await Promise.all(
-      Array.from({ length: 4 }, () => startClaimingGateway(home.path)),
+      Array.from({ length: 4 }, () => startFixtureGateway({ home: home.path, claim: true })),
     );
-    const outcomes = racers.map(claimOutcome);
-    expect(outcomes.filter((outcome) => outcome.claimed)).toHaveLength(1);
-    const winner = racers[outcomes.findIndex((outcome) => outcome.claimed)] as SpawnedProcess;
+    for (const racer of racers) stopWhenDone(racer);
+    const outcomes = racers.map(fixtureClaimOutcome);
+    expect(outcomes.filter((outcome) => outcome?.claimed)).toHaveLength(1);
+    const winner = racers[outcomes.findIndex((outcome) => outcome?.claimed)] as SpawnedProcess;
     expect(parsePidRecord(await readFile(pidFilePath(home.path), 'utf8'))?.pid).toBe(winner.pid);
-    for (const outcome of outcomes.filter((item) => !item.claimed)) {
-      expect(['already_running', 'lock_held', 'race_lost']).toContain(outcome.reason);
+    for (const outcome of outcomes.filter((item) => !item?.claimed)) {
+      expect(['already_running', 'lock_held', 'race_lost']).toContain(outcome?.reason);
     }
   }, 30_000);
 });
@@ -145,13 +250,23 @@ describe('claimPidFile', () => {
 describe('getRunningPid', () => {
   it('falls back to a live runtime-status writer, but not one that says it stopped', async () => {
     const home = await tempHome();
-    const { record } = await liveStranger(home.path);
+    const { record } = await liveGateway(home.path);
     const status = { ...record, gateway_state: 'running' };
     await writeFile(runtimeStatusPath(home.path), JSON.stringify(status));
     expect(await getRunningPid(home.path)).toBe(record.pid);
     await writeFile(
       runtimeStatusPath(home.path),
       JSON.stringify({ ...status, gateway_state: 'stopped' }),
+    );
+    expect(await getRunningPid(home.path)).toBeNull();
+  });
+
+  it('does not take a runtime-status writer that is not a gateway for one', async () => {
+    const home = await tempHome();
+    const { record } = await liveStranger(home.path);
+    await writeFile(
+      runtimeStatusPath(home.path),
+      JSON.stringify({ ...record, gateway_state: 'running' }),
     );
     expect(await getRunningPid(home.path)).toBeNull();
   });
@@ -179,13 +294,21 @@ describe('removePidFile', () => {
 });
 
 describe('acquireRuntimeLock', () => {
-  it('refuses while a live holder has it and clears a dead holder’s lock', async () => {
+  it('refuses while a live gateway holds it and clears a dead holder’s lock', async () => {
     const home = await tempHome();
-    const { child, record } = await liveStranger(home.path);
-    await writeFile(runtimeLockPath(home.path), JSON.stringify(record));
+    const { child, record } = await liveGateway(home.path);
+    await writeRecord(runtimeLockPath(home.path), record);
     const mine = buildPidRecord({ pid: process.pid, argv: [], startTime: null, home: home.path });
     expect(await acquireRuntimeLock(home.path, mine)).toEqual({ acquired: false, holder: record });
     await child.stop();
+    expect(await acquireRuntimeLock(home.path, mine)).toEqual({ acquired: true });
+  });
+
+  it('clears a lock held by a live process that is not a gateway', async () => {
+    const home = await tempHome();
+    const { record } = await liveStranger(home.path);
+    await writeRecord(runtimeLockPath(home.path), record);
+    const mine = buildPidRecord({ pid: process.pid, argv: [], startTime: null, home: home.path });
     expect(await acquireRuntimeLock(home.path, mine)).toEqual({ acquired: true });
   });
 });

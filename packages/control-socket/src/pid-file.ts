@@ -4,16 +4,16 @@ import path from 'node:path';
 import { getProcessHermesHome } from '@hermes/config';
 import { PID_FILE_NAME } from './constants.js';
 import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
+import {
+  type GatewayLivenessOptions,
+  isLiveGatewayProcess,
+  pidRecordNamesLiveGateway,
+} from './gateway-liveness.js';
 import { canonicalHomePath } from './home-hash.js';
-import { buildPidRecord, type PidRecord, parsePidRecord, pidRecordIsLive } from './pid-record.js';
+import { buildPidRecord, type PidRecord, parsePidRecord } from './pid-record.js';
 import { readProcessStartTime } from './process-identity.js';
 import { acquireRuntimeLock, releaseRuntimeLock, runtimeLockPath } from './runtime-lock.js';
-import {
-  INACTIVE_GATEWAY_STATES,
-  readRuntimeStatus,
-  runtimeStatusPid,
-  runtimeStatusPidIsLive,
-} from './runtime-status.js';
+import { INACTIVE_GATEWAY_STATES, readRuntimeStatus, runtimeStatusPid } from './runtime-status.js';
 
 /** Create attempts before a PID file that keeps reappearing counts as a lost race. */
 const MAX_PID_FILE_ATTEMPTS = 3;
@@ -39,21 +39,27 @@ async function readText(file: string): Promise<string | null> {
   }
 }
 
-async function recordNamesLiveGateway(record: PidRecord | null, home: string): Promise<boolean> {
+async function recordNamesLiveGateway(
+  record: PidRecord | null,
+  home: string,
+  options: GatewayLivenessOptions,
+): Promise<boolean> {
   if (record === null) return false;
   if (record.hermes_home !== undefined && record.hermes_home !== home) return false;
-  return pidRecordIsLive(record);
+  return pidRecordNamesLiveGateway(record, options);
 }
 
-export interface GetRunningPidOptions {
+export interface GetRunningPidOptions extends GatewayLivenessOptions {
   /** Remove invalid and dead PID/lock files (default true). */
   readonly cleanupStale?: boolean;
 }
 
 /**
  * The PID of the live gateway that owns `home`, or `null`. A record counts only if its process
- * is alive, its start-time fingerprint still matches (a recycled PID is not a gateway) and it
- * names this home. Without a live lock or PID record, a live `gateway_state.json` writer counts.
+ * is alive, its start-time fingerprint still matches (a recycled PID is not a gateway), its
+ * command line is a gateway's (`isGatewayCommandLine`, or the predicate given) and it names this
+ * home. Without a live lock or PID record, a live `gateway_state.json` writer counts, judged the
+ * same way.
  */
 export async function getRunningPid(
   home: string,
@@ -64,7 +70,7 @@ export async function getRunningPid(
   const texts = await Promise.all(files.map(readText));
   for (const text of texts) {
     const record = text === null ? null : parsePidRecord(text);
-    if (await recordNamesLiveGateway(record, canonical)) return (record as PidRecord).pid;
+    if (await recordNamesLiveGateway(record, canonical, options)) return (record as PidRecord).pid;
   }
   const status = await readRuntimeStatus(home);
   const statusPid = status ? runtimeStatusPid(status) : null;
@@ -74,7 +80,11 @@ export async function getRunningPid(
     typeof status.gateway_state === 'string' &&
     !INACTIVE_GATEWAY_STATES.has(status.gateway_state) &&
     (status.hermes_home === undefined || status.hermes_home === canonical) &&
-    (await runtimeStatusPidIsLive(status));
+    (await isLiveGatewayProcess(
+      statusPid,
+      typeof status.start_time === 'number' ? status.start_time : null,
+      options,
+    ));
   if (options.cleanupStale ?? true) {
     // Only a file still holding exactly what we judged stale is removed (checked on the file
     // actually removed), so a record a new gateway wrote in the meantime survives.
@@ -89,7 +99,7 @@ export async function getRunningPid(
   return statusNamesLiveGateway ? statusPid : null;
 }
 
-export interface ClaimPidFileOptions {
+export interface ClaimPidFileOptions extends GatewayLivenessOptions {
   /** The process home; default `getProcessHermesHome()`. Never pass a per-task override. */
   readonly home?: string;
   readonly argv?: readonly string[];
@@ -100,9 +110,12 @@ export interface ClaimPidFileOptions {
 export interface PidFileClaim {
   readonly claimed: true;
   readonly record: PidRecord;
-  /** Removes the PID file and lock if they still name this process. */
+  /**
+   * Gives this claim up. The PID file and lock are removed (if they still name this process)
+   * when the last claim this process holds on the home is released.
+   */
   release(): Promise<void>;
-  /** Synchronous twin of `release`, for `process.on('exit')`. */
+  /** Synchronous, unconditional twin of `release`, for `process.on('exit')`. */
   releaseSync(): void;
 }
 
@@ -122,16 +135,80 @@ function removeIfOursSync(file: string, pid: number): void {
   }
 }
 
+/** What this process holds on one home: the record it wrote and how many claims share it. */
+interface HeldHome {
+  record: PidRecord;
+  claims: number;
+}
+
+// Process-wide (shared by every copy of this package loaded in the process, like the marker
+// symbols of the error classes): a second claim on a home this process already holds shares it.
+const HELD_HOMES_KEY = Symbol.for('@hermes/control-socket.held-homes');
+function processHeldHomes(): Map<string, HeldHome> {
+  const slots = globalThis as Record<symbol, Map<string, HeldHome> | undefined>;
+  const existing = slots[HELD_HOMES_KEY];
+  if (existing !== undefined) return existing;
+  const created = new Map<string, HeldHome>();
+  slots[HELD_HOMES_KEY] = created;
+  return created;
+}
+const heldHomes = processHeldHomes();
+
+async function filesNameThisProcess(home: string): Promise<boolean> {
+  const [pidText, lockText] = await Promise.all([
+    readText(pidFilePath(home)),
+    readText(runtimeLockPath(home)),
+  ]);
+  return (
+    parsePidRecord(pidText ?? '')?.pid === process.pid &&
+    parsePidRecord(lockText ?? '')?.pid === process.pid
+  );
+}
+
+function shareHeldHome(home: string, held: HeldHome, options: ClaimPidFileOptions): PidFileClaim {
+  held.claims += 1;
+  const file = pidFilePath(home);
+  const releaseSync = () => {
+    removeIfOursSync(file, held.record.pid);
+    removeIfOursSync(runtimeLockPath(home), held.record.pid);
+  };
+  const releaseOnExit = options.releaseOnExit ?? true;
+  if (releaseOnExit) process.once('exit', releaseSync);
+  let released = false;
+  return {
+    claimed: true,
+    record: held.record,
+    releaseSync,
+    async release() {
+      if (released) return;
+      released = true;
+      if (releaseOnExit) process.removeListener('exit', releaseSync);
+      held.claims -= 1;
+      if (held.claims > 0) return;
+      if (heldHomes.get(home) === held) heldHomes.delete(home);
+      await removePidFile(home, held.record.pid);
+      await releaseRuntimeLock(home, held.record.pid);
+    },
+  };
+}
+
 /**
  * Makes this process the gateway of `home`: refuses while another live gateway owns it, takes
  * the runtime lock, then creates `gateway.pid` exclusively. A PID file left by a dead or
- * recycled process is taken over; a live one means the race was lost.
+ * recycled process, or by a live process that is not a gateway (judged by its command line,
+ * see `isGatewayCommandLine`), is taken over; a live gateway's means the race was lost. Claiming
+ * a home this process already holds succeeds and shares the claim: the files go when the last
+ * claim is released.
  */
 export async function claimPidFile(
   options: ClaimPidFileOptions = {},
 ): Promise<PidFileClaim | PidFileRefusal> {
   const home = await canonicalHomePath(options.home ?? getProcessHermesHome());
-  const running = await getRunningPid(home);
+  const held = heldHomes.get(home);
+  if (held !== undefined && (await filesNameThisProcess(home))) {
+    return shareHeldHome(home, held, options);
+  }
+  const running = await getRunningPid(home, options);
   if (running !== null && running !== process.pid) {
     return {
       claimed: false,
@@ -146,7 +223,16 @@ export async function claimPidFile(
     startTime: await readProcessStartTime(process.pid),
     home,
   });
-  const lock = await acquireRuntimeLock(home, record);
+  let lock = await acquireRuntimeLock(home, record, options);
+  if (!lock.acquired && lock.holder.pid === process.pid) {
+    // This process's own lock, though no claim here holds it (one was dropped without release):
+    // a leftover, never another gateway's.
+    await removeStaleFile(
+      runtimeLockPath(home),
+      async (text) => parsePidRecord(text)?.pid === process.pid,
+    );
+    lock = await acquireRuntimeLock(home, record, options);
+  }
   if (!lock.acquired) {
     return {
       claimed: false,
@@ -160,7 +246,7 @@ export async function claimPidFile(
   const namesOtherLiveGateway = async (existing: PidRecord | null) =>
     existing !== null &&
     existing.pid !== process.pid &&
-    (await recordNamesLiveGateway(existing, home));
+    (await recordNamesLiveGateway(existing, home, options));
   for (let attempt = 1; ; attempt += 1) {
     try {
       await createFileExclusive(file, JSON.stringify(record));
@@ -188,21 +274,12 @@ export async function claimPidFile(
       );
     }
   }
-  const releaseSync = () => {
-    removeIfOursSync(file, record.pid);
-    removeIfOursSync(runtimeLockPath(home), record.pid);
-  };
-  if (options.releaseOnExit ?? true) process.once('exit', releaseSync);
-  return {
-    claimed: true,
-    record,
-    releaseSync,
-    async release() {
-      if (options.releaseOnExit ?? true) process.removeListener('exit', releaseSync);
-      await removePidFile(home, record.pid);
-      await releaseRuntimeLock(home, record.pid);
-    },
-  };
+  // Claims that still shared an older record of this home (its files were removed under them)
+  // share the new one.
+  const entry = held ?? { record, claims: 0 };
+  entry.record = record;
+  heldHomes.set(home, entry);
+  return shareHeldHome(home, entry, options);
 }
 
 /** Removes `<home>/gateway.pid` only if it names `pid` (a successor may already own it). */

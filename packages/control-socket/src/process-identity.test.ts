@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   isProcessAlive,
   isRecordedProcessLive,
+  readProcessCommandLine,
   readProcessStartTime,
   startTimesConflict,
 } from './process-identity.js';
@@ -46,6 +47,19 @@ describe('process identity', () => {
     expect(state).toBe('Z');
     expect(await isProcessAlive(zombie)).toBe(false);
     expect(await isProcessAlive(parent.pid)).toBe(true);
+  });
+
+  it('reads the command line of a live process, exactly from /proc and word by word from ps', async () => {
+    const child = await spawnProcess({ command: 'sleep', args: ['30'] });
+    expect(await readProcessCommandLine(child.pid)).toEqual(['sleep', '30']);
+    // The ps path other POSIX systems take (procps answers `ps -o args=` the same way here).
+    expect(await readProcessCommandLine(child.pid, 'darwin')).toEqual(['sleep', '30']);
+    await child.stop();
+    expect(await readProcessCommandLine(child.pid)).toBeNull();
+    expect(await readProcessCommandLine(child.pid, 'darwin')).toBeNull();
+    expect(await readProcessCommandLine(0)).toBeNull();
+    const own = await readProcessCommandLine(process.pid);
+    expect(own?.[0]).toMatch(/node/);
   });
 
   it('only calls fingerprints conflicting when both are known', () => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { splitWindowsCommandLine } from './gateway-command-line.js';
 
 /** Fields of `/proc/<pid>/stat` after the `(comm)` field, which may itself hold spaces and `)`. */
 function statFieldsAfterName(stat: string): string[] {
@@ -86,4 +87,56 @@ export async function isRecordedProcessLive(
   if (!(await isProcessAlive(pid))) return false;
   if (typeof recordedStartTime !== 'number') return true;
   return !startTimesConflict(recordedStartTime, await readProcessStartTime(pid));
+}
+
+/** How long a `ps` / PowerShell lookup of another process may take before it counts as unknown. */
+const PROCESS_LOOKUP_TIMEOUT_MS = 2000;
+
+function execText(command: string, args: readonly string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      [...args],
+      { timeout: PROCESS_LOOKUP_TIMEOUT_MS, windowsHide: true },
+      (error, stdout) => resolve(error ? null : stdout),
+    );
+  });
+}
+
+/**
+ * The command line `pid` runs, as arguments: on Linux `/proc/<pid>/cmdline` (exact arguments); on
+ * other POSIX systems `ps -o args=`, split on whitespace (`ps` does not quote); on Windows the
+ * process's `CommandLine` through PowerShell. `[]` for a process without one (a kernel thread),
+ * `null` when it cannot be read (gone, hidden, no `ps`). Never blocks the event loop.
+ */
+export async function readProcessCommandLine(
+  pid: number,
+  platform: NodeJS.Platform = process.platform,
+): Promise<string[] | null> {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  if (platform === 'linux') {
+    let raw: Buffer;
+    try {
+      raw = await readFile(`/proc/${pid}/cmdline`);
+    } catch {
+      return null;
+    }
+    const args = raw.toString('utf8').split('\0');
+    if (args.at(-1) === '') args.pop();
+    return args;
+  }
+  if (platform === 'win32') {
+    const query = `(Get-CimInstance Win32_Process -Filter 'ProcessId=${pid}').CommandLine`;
+    const output = await execText('powershell.exe', [
+      '-NoProfile',
+      '-NonInteractive',
+      '-Command',
+      query,
+    ]);
+    const line = output?.trim();
+    return line ? splitWindowsCommandLine(line) : null;
+  }
+  const output = await execText('ps', ['-o', 'args=', '-p', String(pid)]);
+  const line = output?.trim();
+  return line ? line.split(/\s+/) : null;
 }

@@ -10,6 +10,7 @@ import { buildPidRecord } from './pid-record.js';
 import { readProcessStartTime } from './process-identity.js';
 import { classifySupervisorForPid, collectRuntimeInventory } from './runtime-inventory.js';
 import { runtimeStatusPath } from './runtime-status.js';
+import { startFixtureGateway } from './test-gateway-fixture.js';
 
 async function serveIdentity(home: string, identity: Record<string, unknown>) {
   const started = await startControlServer({ home, handlers: { identify: () => identity } });
@@ -62,11 +63,11 @@ describe('collectRuntimeInventory', () => {
   it('falls back to the state file when the socket is a crash leftover, classifying the supervisor from outside', async () => {
     const home = await tempHome();
     await leaveDeadSocket(path.join(home.path, SOCKET_FILE_NAME));
-    const child = await spawnProcess({
-      command: 'sleep',
-      args: ['30'],
+    const child = await startFixtureGateway({
+      home: home.path,
       env: { ...process.env, INVOCATION_ID: 'unit-1' },
     });
+    onTestFinished(() => child.stop().then(() => {}));
     await writeFile(
       runtimeStatusPath(home.path),
       JSON.stringify({
@@ -93,14 +94,14 @@ describe('collectRuntimeInventory', () => {
     const home = await tempHome();
     await writeFile(path.join(home.path, SOCKET_POINTER_FILE_NAME), '/tmp/hermes-gw-missing.sock');
     // A clean environment, so a test runner under systemd does not leak INVOCATION_ID into it.
-    const child = await spawnProcess({
-      command: 'sleep',
-      args: ['30'],
+    const child = await startFixtureGateway({
+      home: home.path,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
     });
+    onTestFinished(() => child.stop().then(() => {}));
     const record = buildPidRecord({
       pid: child.pid,
-      argv: ['sleep'],
+      argv: ['hermes-gateway'],
       startTime: await readProcessStartTime(child.pid),
       home: home.path,
     });
@@ -114,6 +115,24 @@ describe('collectRuntimeInventory', () => {
         supervisor: 'docker',
         restart_via: expect.stringMatching(/^docker restart/),
       }),
+    ]);
+  });
+
+  it('does not list a live process that is not a gateway, whatever its files say', async () => {
+    const home = await tempHome();
+    const child = await spawnProcess({ command: 'sleep', args: ['30'] });
+    onTestFinished(() => child.stop().then(() => {}));
+    const startTime = await readProcessStartTime(child.pid);
+    await writeFile(
+      runtimeStatusPath(home.path),
+      JSON.stringify({ pid: child.pid, start_time: startTime, gateway_state: 'running' }),
+    );
+    await writeFile(pidFilePath(home.path), `${child.pid}\n`);
+    expect(await collectRuntimeInventory([home.path])).toEqual([]);
+    // The same files name a gateway for an embedder whose predicate recognises it.
+    const isGatewayCommandLine = (argv: readonly string[]) => argv[0] === 'sleep';
+    expect(await collectRuntimeInventory([home.path], { isGatewayCommandLine })).toEqual([
+      expect.objectContaining({ pid: child.pid, detail: 'runtime-status' }),
     ]);
   });
 

@@ -2,15 +2,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PID_FILE_NAME } from './constants.js';
 import { identifyGateway } from './control-client.js';
+import { type GatewayLivenessOptions, isLiveGatewayProcess } from './gateway-liveness.js';
 import { readPidRecord } from './pid-record.js';
-import { isRecordedProcessLive } from './process-identity.js';
 import { profileLabelForHome } from './profile-label.js';
-import {
-  INACTIVE_GATEWAY_STATES,
-  readRuntimeStatus,
-  runtimeStatusPid,
-  runtimeStatusPidIsLive,
-} from './runtime-status.js';
+import { INACTIVE_GATEWAY_STATES, readRuntimeStatus, runtimeStatusPid } from './runtime-status.js';
 import { detectContainer, detectSupervisorKind, restartMechanismFor } from './supervisor.js';
 
 /** One running gateway found by `hermes update --plan`. */
@@ -28,7 +23,7 @@ export interface RuntimeRecord {
   readonly detail: 'socket' | 'runtime-status' | 'pid-file';
 }
 
-export interface CollectRuntimeInventoryOptions {
+export interface CollectRuntimeInventoryOptions extends GatewayLivenessOptions {
   /** Per-home `identify` timeout (default 2 s). */
   readonly timeoutMs?: number;
   /** Whether gateways found without a socket run in a container; detected when not given. */
@@ -108,7 +103,11 @@ async function inspectHome(
     !(
       typeof status.gateway_state === 'string' && INACTIVE_GATEWAY_STATES.has(status.gateway_state)
     ) &&
-    (await runtimeStatusPidIsLive(status))
+    (await isLiveGatewayProcess(
+      statusPid,
+      typeof status.start_time === 'number' ? status.start_time : null,
+      options,
+    ))
   ) {
     return {
       kind: 'gateway',
@@ -122,7 +121,7 @@ async function inspectHome(
     };
   }
   const record = await readPidRecord(path.join(home, PID_FILE_NAME));
-  if (record !== null && (await isRecordedProcessLive(record.pid, record.start_time))) {
+  if (record !== null && (await isLiveGatewayProcess(record.pid, record.start_time, options))) {
     return {
       kind: 'gateway',
       profile: await profileFor(home),
@@ -140,7 +139,8 @@ async function inspectHome(
 /**
  * The gateways running for `homes`, one record per process: a multiplexing gateway that answers
  * `identify` for several homes appears once, under the first home that found it. Each home
- * prefers the socket, then `gateway_state.json` with a live PID, then a live PID file. Never
+ * prefers the socket, then `gateway_state.json`, then the PID file — a file counts only while the
+ * process it names is alive, still the writer (start time) and runs a gateway command line. Never
  * throws; a home that cannot be inspected is skipped.
  */
 export async function collectRuntimeInventory(

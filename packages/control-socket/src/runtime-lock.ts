@@ -3,11 +3,11 @@ import path from 'node:path';
 import { RUNTIME_LOCK_FILE_NAME } from './constants.js';
 import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
 import {
-  type PidRecord,
-  pidRecordIsLive,
-  pidRecordTextIsStale,
-  readPidRecord,
-} from './pid-record.js';
+  type GatewayLivenessOptions,
+  pidRecordNamesLiveGateway,
+  pidRecordTextNamesNoGateway,
+} from './gateway-liveness.js';
+import { type PidRecord, readPidRecord } from './pid-record.js';
 
 export function runtimeLockPath(home: string): string {
   return path.join(home, RUNTIME_LOCK_FILE_NAME);
@@ -22,14 +22,15 @@ const MAX_LOCK_ATTEMPTS = 5;
 
 /**
  * Takes `<home>/gateway.lock`. Node has no advisory `flock`, so the lock is an exclusive-create
- * file holding the owner's PID record; a file whose owner is dead, recycled or unreadable is
- * cleared (judged again on the file actually removed, so two processes taking over the same
- * stale lock cannot both win) and the create retried. A permission error (a stale root-owned
- * lock) is treated the same way.
+ * file holding the owner's PID record; a file whose owner is dead, recycled, not a gateway (by
+ * its command line, see `GatewayLivenessOptions`) or unreadable is cleared (judged again on the
+ * file actually removed, so two processes taking over the same stale lock cannot both win) and
+ * the create retried. A permission error (a stale root-owned lock) is treated the same way.
  */
 export async function acquireRuntimeLock(
   home: string,
   record: PidRecord,
+  options: GatewayLivenessOptions = {},
 ): Promise<RuntimeLockResult> {
   const file = runtimeLockPath(home);
   const content = JSON.stringify(record);
@@ -41,12 +42,14 @@ export async function acquireRuntimeLock(
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST' && code !== 'EACCES' && code !== 'EPERM') throw error;
       const holder = await readPidRecord(file);
-      if (await pidRecordIsLive(holder)) return { acquired: false, holder: holder as PidRecord };
+      if (await pidRecordNamesLiveGateway(holder, options)) {
+        return { acquired: false, holder: holder as PidRecord };
+      }
       if (attempt >= MAX_LOCK_ATTEMPTS) {
         if (holder) return { acquired: false, holder };
         throw error;
       }
-      await removeStaleFile(file, pidRecordTextIsStale);
+      await removeStaleFile(file, (text) => pidRecordTextNamesNoGateway(text, options));
     }
   }
 }

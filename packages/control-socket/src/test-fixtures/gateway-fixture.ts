@@ -1,11 +1,14 @@
-// A stand-in gateway process for tests: claims the PID file of the home in argv[2], prints the
-// outcome, and stays alive (holding the claim) until it is killed.
+// The body of the stand-in gateways `hermes-gateway` and `hermes` next to this file. Run as
+// `node …/hermes-gateway` or `node …/hermes gateway run`, their command lines look like a real
+// gateway's, so other processes judge them as they would judge the gateway. With
+// HERMES_FIXTURE_CLAIM=1 it claims the PID file of HERMES_HOME first; either way it prints
+// `ready claim=<outcome or null>` and stays alive until it is killed.
 import { claimPidFile } from '../pid-file.js';
 
-const home = process.argv[2];
-if (!home) throw new Error('usage: claim-gateway <home>');
-const result = await claimPidFile({ home });
-console.log(
-  `claim=${JSON.stringify({ claimed: result.claimed, reason: result.claimed ? null : result.reason })}`,
-);
+let outcome: { claimed: boolean; reason: string | null } | null = null;
+if (process.env.HERMES_FIXTURE_CLAIM === '1') {
+  const result = await claimPidFile();
+  outcome = { claimed: result.claimed, reason: result.claimed ? null : result.reason };
+}
+console.log(`ready claim=${JSON.stringify(outcome)}`);
 setInterval(() => {}, 60_000);

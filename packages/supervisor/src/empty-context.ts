@@ -10,8 +10,8 @@ import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
  * every `AsyncLocalStorage`; this clears them on the new resource before anything runs in it:
  * - async_hooks-backed storage (Node 20 and 22): each store is an own symbol property named
  *   `kResourceStore`, one per storage instance;
- * - AsyncContextFrame-backed storage (Node 24's default): the resource holds the caller's frame, a
- *   `Map` keyed by storage instances.
+ * - AsyncContextFrame-backed storage (Node 24's default): the resource holds the caller's frame
+ *   (own symbol property `context_frame`), a map keyed by storage instances.
  * Whether that worked is checked once, with a probe storage, and reported by
  * {@link emptyContextIsolationWorks} so a runtime that changes these internals is noticed rather
  * than silently leaking a scope.
@@ -19,9 +19,17 @@ import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 
 const RESOURCE_TYPE = 'HermesSupervisedTask';
 
+/** Own symbol properties of an `AsyncResource` that hold the caller's stores, by runtime. */
+const STORE_SLOTS = new Set(['kResourceStore', 'context_frame']);
+
+/** A frame: a map (Node's own, not necessarily a global `Map`) keyed by storage instances. */
 function isContextFrame(value: unknown): boolean {
-  if (!(value instanceof Map)) return false;
-  for (const key of value.keys()) if (!(key instanceof AsyncLocalStorage)) return false;
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = (value as { keys?: unknown }).keys;
+  if (typeof keys !== 'function') return false;
+  for (const key of keys.call(value) as Iterable<unknown>) {
+    if (!(key instanceof AsyncLocalStorage)) return false;
+  }
   return true;
 }
 
@@ -29,7 +37,9 @@ function emptyResource(): AsyncResource {
   const resource = new AsyncResource(RESOURCE_TYPE);
   const slots = resource as unknown as Record<symbol, unknown>;
   for (const key of Object.getOwnPropertySymbols(resource)) {
-    if (key.description === 'kResourceStore' || isContextFrame(slots[key])) slots[key] = undefined;
+    if (STORE_SLOTS.has(key.description ?? '') || isContextFrame(slots[key])) {
+      slots[key] = undefined;
+    }
   }
   return resource;
 }

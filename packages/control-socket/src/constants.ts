@@ -19,8 +19,17 @@ export const MAX_REQUEST_LINE_BYTES = 64 * 1024;
 /** A reply line longer than this is replaced by `RESPONSE_TOO_LARGE_ERROR`. */
 export const MAX_RESPONSE_LINE_BYTES = 512 * 1024;
 
-/** Client deadline and the server's per-connection read deadline. */
+/**
+ * Client deadline, and the server's per-connection read deadline: counted from the moment the
+ * connection is accepted, not reset by each byte, so a client trickling its line is cut at it.
+ */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 2000;
+
+/**
+ * How long a verb handler may take before the server answers for it with a timeout error and
+ * closes the connection. Above the longest client wait a verb has (`rescan-profiles`, 8 s).
+ */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
 
 /** Prefix of the fallback socket file bound in the temp folder for deep homes. */
 export const FALLBACK_SOCKET_PREFIX = 'hermes-gw-';
@@ -44,6 +53,8 @@ export const RESPONSE_TOO_LARGE_ERROR = 'response too large';
 export const REQUEST_NOT_OBJECT_ERROR = 'request must be a JSON object';
 export const UNKNOWN_VERB_ERROR_PREFIX = 'unknown verb: ';
 export const UNSUPPORTED_PROTOCOL_ERROR_PREFIX = 'unsupported protocol: ';
+/** `TimeoutError: <this><verb repr> did not answer within <n> ms` */
+export const HANDLER_TIMEOUT_ERROR_PREFIX = 'TimeoutError: verb ';
 
 /** Log lines (exact, from the reference). */
 export const SERVER_START_FAILED_LOG = 'Gateway control socket failed to start (non-fatal): ';

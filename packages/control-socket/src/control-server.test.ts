@@ -3,10 +3,12 @@ import { access, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/p
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { getProcessHermesHome } from '@hermes/config';
 import { spawnProcess, tempHome } from '@hermes/testkit';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   CONTROL_PROTOCOL_VERSION,
+  DEFAULT_CONTROL_TIMEOUT_MS,
   MAX_REQUEST_LINE_BYTES,
   SERVER_LISTENING_LOG,
   SERVER_START_FAILED_LOG,
@@ -16,6 +18,7 @@ import {
 import { identifyGateway, queryControlSocket } from './control-client.js';
 import { type ControlServerOptions, startControlServer } from './control-server.js';
 import { ControlSocketError } from './errors.js';
+import { canonicalHomePath, homeHash } from './home-hash.js';
 import type { ControlSocketLogger } from './logger.js';
 import { pidFilePath } from './pid-file.js';
 import { runtimeLockPath } from './runtime-lock.js';
@@ -51,6 +54,56 @@ async function fileExists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+interface TrickleOutcome {
+  readonly received: string;
+  /** Milliseconds from connect until the server closed the connection (null: it never did). */
+  readonly closedAfterMs: number | null;
+}
+
+/**
+ * A slow client: sends `text` one byte every `intervalMs` and reports when the server closed the
+ * connection. Gives up (closedAfterMs null) after `giveUpMs`.
+ */
+function trickle(
+  socketPath: string,
+  text: string,
+  options: { readonly intervalMs: number; readonly giveUpMs: number },
+): Promise<TrickleOutcome> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    const received: Buffer[] = [];
+    let connectedAt = performance.now();
+    let sent = 0;
+    let ticker: NodeJS.Timeout | undefined;
+    const finish = (closedByServer: boolean) => {
+      clearInterval(ticker);
+      clearTimeout(giveUp);
+      const closedAfterMs = closedByServer ? performance.now() - connectedAt : null;
+      socket.destroy();
+      resolve({ received: Buffer.concat(received).toString('utf8'), closedAfterMs });
+    };
+    const giveUp = setTimeout(() => finish(false), options.giveUpMs);
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.once('close', () => finish(true));
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      connectedAt = performance.now();
+      ticker = setInterval(() => {
+        if (sent < text.length && socket.writable) socket.write(text[sent++] as string);
+      }, options.intervalMs);
+    });
+  });
+}
+
+/** Resolves once `condition` holds, polling; rejects after `withinMs`. */
+async function eventually(condition: () => boolean, withinMs: number): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`not true within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 function recordingLogger() {
@@ -173,6 +226,93 @@ describe('startControlServer', () => {
     for (const exchange of [empty, oversize, idle]) {
       expect(exchange).toEqual({ received: '', closedByServer: true });
     }
+  });
+
+  it('cuts a client trickling one byte every 400 ms at the read deadline, counted from accept', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    // 20 bytes at 400 ms each would complete the line after 8 s; an idle timeout never fires.
+    const outcome = await trickle(server.bindPath, '{"verb":"identify"}\n', {
+      intervalMs: 400,
+      giveUpMs: 12_000,
+    });
+    expect(outcome.received).toBe('');
+    expect(outcome.closedAfterMs).not.toBeNull();
+    expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(DEFAULT_CONTROL_TIMEOUT_MS - 50);
+    expect(outcome.closedAfterMs).toBeLessThan(DEFAULT_CONTROL_TIMEOUT_MS + 2500);
+  }, 20_000);
+
+  it('holds no descriptor of 200 slow clients past the read deadline', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    const clients = Array.from({ length: 200 }, () =>
+      trickle(server.bindPath, '{"verb":"identify"}\n', { intervalMs: 400, giveUpMs: 12_000 }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(server.openConnections).toBe(200);
+    const outcomes = await Promise.all(clients);
+    expect(outcomes.filter((outcome) => outcome.received !== '')).toEqual([]);
+    const closedAfter = outcomes.map(
+      (outcome) => outcome.closedAfterMs ?? Number.POSITIVE_INFINITY,
+    );
+    expect(Math.max(...closedAfter)).toBeLessThan(DEFAULT_CONTROL_TIMEOUT_MS + 2500);
+    // The server's own close events follow the destroy that the clients just saw.
+    await eventually(() => server.openConnections === 0, 500);
+    expect(await identifyGateway(home.path)).toMatchObject({ pid: process.pid });
+  }, 20_000);
+
+  it('answers a handler that never settles with a timeout error at its deadline and frees the connection', async () => {
+    const home = await tempHome();
+    let aborted: unknown = null;
+    const server = await startServer({
+      home: home.path,
+      handlerTimeoutMs: 300,
+      handlers: {
+        stuck: (_request, context) => {
+          context?.signal.addEventListener('abort', () => {
+            aborted = context.signal.reason;
+          });
+          return new Promise(() => {});
+        },
+      },
+    });
+    const started = performance.now();
+    const exchange = await rawExchange(server.bindPath, {
+      chunks: ['{"verb":"stuck","id":9}\n'],
+      deadlineMs: 5000,
+    });
+    expect(exchange.closedByServer).toBe(true);
+    expect(JSON.parse(exchange.received)).toEqual({
+      ok: false,
+      error: "TimeoutError: verb 'stuck' did not answer within 300 ms",
+      protocol: 1,
+      id: 9,
+    });
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(aborted).toMatchObject({ name: 'TimeoutError' });
+    await eventually(() => server.openConnections === 0, 500);
+  });
+
+  it('tells a running handler when the server closes under it', async () => {
+    const home = await tempHome();
+    let signalled!: () => void;
+    const abortSeen = new Promise<void>((resolve) => {
+      signalled = resolve;
+    });
+    const server = await startServer({
+      home: home.path,
+      handlers: {
+        wait: (_request, context) => {
+          context?.signal.addEventListener('abort', () => signalled());
+          return new Promise(() => {});
+        },
+      },
+    });
+    const exchange = rawExchange(server.bindPath, { chunks: ['{"verb":"wait"}\n'] });
+    await eventually(() => server.openConnections === 1, 2000);
+    await server.close();
+    await abortSeen;
+    expect(await exchange).toEqual({ received: '', closedByServer: true });
   });
 
   it('answers a request line of exactly 64 KiB', async () => {
@@ -312,6 +452,30 @@ describe('startControlServer', () => {
     expect(await fileExists(pointer)).toBe(false);
     expect(await fileExists(server.bindPath)).toBe(false);
     expect(await queryControlSocket(home, 'identify')).toBeNull();
+  });
+});
+
+describe('a HERMES_HOME written with ~', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('is one home for the server, the client and the socket hash', async () => {
+    const user = await tempHome();
+    const home = path.join(user.path, 'gw');
+    await mkdir(home);
+    vi.stubEnv('HOME', user.path);
+    vi.stubEnv('HERMES_HOME', '~/gw');
+    // Every default: the server binds in the process home as @hermes/config resolves it.
+    const server = await startServer({});
+    expect(server.bindPath).toBe(path.join(home, SOCKET_FILE_NAME));
+    expect(await identifyGateway(getProcessHermesHome())).toMatchObject({
+      pid: process.pid,
+      hermes_home: await canonicalHomePath(home),
+    });
+    // The hash that names a deep home's fallback socket agrees whichever spelling is used.
+    expect(await canonicalHomePath('~/gw')).toBe(await canonicalHomePath(getProcessHermesHome()));
+    expect(await homeHash('~/gw')).toBe(await homeHash(home));
   });
 });
 

@@ -6,6 +6,7 @@ import { getProcessHermesHome, writeFileAtomic } from '@hermes/config';
 import {
   CONNECTION_HANDLER_ERROR_LOG,
   DEFAULT_CONTROL_TIMEOUT_MS,
+  DEFAULT_HANDLER_TIMEOUT_MS,
   MAX_REQUEST_LINE_BYTES,
   PIPE_LISTENING_LOG,
   SERVER_LISTENING_LOG,
@@ -21,8 +22,18 @@ import { type VerbHandler, VerbRegistry } from './verb-registry.js';
 export interface ControlServerOptions extends SocketPathOptions, DefaultVerbOptions {
   /** Extra or replacement verbs, merged over the built-in `identify` and `status`. */
   readonly handlers?: Readonly<Record<string, VerbHandler>>;
-  /** Per-connection read deadline (default 2 s); also bounds writing the reply. */
+  /**
+   * Per-connection read deadline (default 2 s), counted from accepting the connection — not an
+   * idle timeout, so a client trickling bytes is cut at it too. The same span bounds writing the
+   * reply to a client that does not read.
+   */
   readonly readTimeoutMs?: number;
+  /**
+   * How long a verb handler may run (default 10 s). Past it the client gets
+   * `TimeoutError: verb '<verb>' did not answer within <n> ms`, the handler's `signal` is aborted
+   * and the connection closes, so a handler that never settles cannot hold a descriptor.
+   */
+  readonly handlerTimeoutMs?: number;
   readonly logger?: ControlSocketLogger;
   /**
    * Called synchronously the moment the socket listens, before anything else runs. The gateway
@@ -132,6 +143,7 @@ interface ListenInput {
 async function listen(input: ListenInput) {
   const { bindPath, windows, registry, options, logger } = input;
   const readTimeoutMs = options.readTimeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
+  const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
   if (!windows) {
     // process.umask cannot be changed off the main thread, and without it the socket would be
     // connectable by others between bind and chmod.
@@ -156,7 +168,7 @@ async function listen(input: ListenInput) {
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
-    serveConnection({ socket, registry, readTimeoutMs, logger });
+    serveConnection({ socket, registry, readTimeoutMs, handlerTimeoutMs, logger });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -303,29 +315,44 @@ interface ServeConnectionInput {
   readonly socket: net.Socket;
   readonly registry: VerbRegistry;
   readonly readTimeoutMs: number;
+  readonly handlerTimeoutMs: number;
   readonly logger: ControlSocketLogger;
 }
 
 /**
  * One request line in, one reply line out, then close. Empty and oversize lines are dropped
  * without a reply; a client that half-closes after an unterminated line is answered for that
- * line. Every path ends with the socket destroyed, so no descriptor outlives the exchange.
+ * line. Each phase has an absolute deadline — reading the line (from accept), the handler, and
+ * writing the reply — so no client, however slow, and no handler, however stuck, holds the
+ * connection past their sum. Every path ends with the socket destroyed, so no descriptor
+ * outlives the exchange.
  */
 function serveConnection(input: ServeConnectionInput): void {
-  const { socket, registry, readTimeoutMs, logger } = input;
+  const { socket, registry, readTimeoutMs, handlerTimeoutMs, logger } = input;
   const chunks: Buffer[] = [];
   let size = 0;
   let lineReceived = false;
-  socket.setTimeout(readTimeoutMs, () => socket.destroy());
+  // Absolute, not idle: socket.setTimeout would restart on every byte, and a client sending one
+  // byte just inside it would hold the connection for as long as it likes.
+  let deadline: NodeJS.Timeout | undefined = setTimeout(() => socket.destroy(), readTimeoutMs);
+  deadline.unref();
+  const clearDeadline = () => {
+    clearTimeout(deadline);
+    deadline = undefined;
+  };
+  const closed = new AbortController();
+  socket.once('close', () => {
+    clearDeadline();
+    closed.abort();
+  });
   socket.on('error', () => {
     // Resets and timeouts are the client's business; the socket is destroyed either way.
   });
 
   const answer = async () => {
     lineReceived = true;
+    clearDeadline();
     socket.pause();
-    // Handlers may legitimately take longer than the read deadline (rescan waits up to 8 s).
-    socket.setTimeout(0);
     const line = Buffer.concat(chunks, size);
     chunks.length = 0;
     if (line.byteLength === 0 || line.byteLength > MAX_REQUEST_LINE_BYTES) {
@@ -334,15 +361,19 @@ function serveConnection(input: ServeConnectionInput): void {
     }
     let reply: string;
     try {
-      reply = await dispatchRequestLine(line, registry);
+      reply = await dispatchRequestLine(line, registry, {
+        handlerTimeoutMs,
+        signal: closed.signal,
+      });
     } catch (error) {
       logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
       socket.destroy();
       return;
     }
     if (socket.destroyed) return;
-    // The deadline restarts for the write: a client that never reads cannot pin the socket.
-    socket.setTimeout(readTimeoutMs);
+    // A client that never reads cannot pin the socket: the write has its own absolute deadline.
+    deadline = setTimeout(() => socket.destroy(), readTimeoutMs);
+    deadline.unref();
     socket.end(reply, () => socket.destroy());
   };
 

@@ -2,7 +2,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createIdentifyHandler, createStatusHandler } from './default-verbs.js';
+import {
+  CODE_IDENTITY_FAILED_LOG,
+  createIdentifyHandler,
+  createStatusHandler,
+} from './default-verbs.js';
 import { runtimeStatusPath, writeRuntimeStatus } from './runtime-status.js';
 
 const request = { verb: 'identify' };
@@ -79,18 +83,24 @@ describe('identify payload', () => {
     expect(await handler(request)).toMatchObject({ served_profiles: ['default', 'work'] });
   });
 
-  it('omits both code fields when the identity lookup fails', async () => {
+  it('omits both code fields when the identity lookup fails, and says why once', async () => {
     const home = await tempHome();
+    const warnings: string[] = [];
     const handler = createIdentifyHandler({
       home: home.path,
       codeIdentity: () => {
-        throw new Error('no git');
+        throw new ReferenceError('BUILD_SHA is not defined');
       },
+      logger: { info() {}, debug() {}, warn: (message) => warnings.push(message) },
     });
     const payload = await handler(request);
     expect(payload).not.toHaveProperty('code_sha');
     expect(payload).not.toHaveProperty('code_version');
     expect(payload).toMatchObject({ pid: process.pid, protocol: 1 });
+    await handler(request);
+    expect(warnings).toEqual([
+      `${CODE_IDENTITY_FAILED_LOG}ReferenceError: BUILD_SHA is not defined`,
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { getProcessHermesHome } from '@hermes/config';
 import { CONTROL_PROTOCOL_VERSION, GATEWAY_KIND, IDENTIFY_VERB, STATUS_VERB } from './constants.js';
 import { canonicalHomePath } from './home-hash.js';
+import { type ControlSocketLogger, silentLogger } from './logger.js';
 import { readProcessStartTime } from './process-identity.js';
 import { profileLabelForHome } from './profile-label.js';
 import {
@@ -32,7 +33,13 @@ export interface DefaultVerbOptions {
    * are seen at once.
    */
   readonly servedProfilesMaxAgeMs?: number;
+  /** Told (once per handler, at `warn`) when `codeIdentity` throws. Default: silent. */
+  readonly logger?: ControlSocketLogger;
 }
+
+/** Logged once when the code identity lookup fails; `identify` then omits both code fields. */
+export const CODE_IDENTITY_FAILED_LOG =
+  'codeIdentity failed, so identify answers without code_sha and code_version: ';
 
 /** Default for `servedProfilesMaxAgeMs`. */
 export const SERVED_PROFILES_MAX_AGE_MS = 1000;
@@ -68,6 +75,7 @@ export function createIdentifyHandler(options: DefaultVerbOptions = {}): VerbHan
     } as const;
   };
   const maxAgeMs = options.servedProfilesMaxAgeMs ?? SERVED_PROFILES_MAX_AGE_MS;
+  let identityFailureLogged = false;
   let fromDisk: { readonly value: string[] | undefined; readonly readAt: number } | undefined;
   // A disk read costs several thread-pool round trips, which dominated identify latency; the
   // gateway's own writes are in memory, and another writer's changes are seen within maxAgeMs.
@@ -89,8 +97,14 @@ export function createIdentifyHandler(options: DefaultVerbOptions = {}): VerbHan
         const identity = await options.codeIdentity();
         payload.code_sha = identity.sha;
         payload.code_version = identity.version;
-      } catch {
-        // An identity lookup failure omits both fields rather than failing identify.
+      } catch (error) {
+        // A lookup failure omits both fields rather than failing identify — but says so once, or a
+        // mistake in the provider (an undefined constant) would look like a gateway without a sha.
+        if (!identityFailureLogged) {
+          identityFailureLogged = true;
+          const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+          (options.logger ?? silentLogger).warn(`${CODE_IDENTITY_FAILED_LOG}${reason}`);
+        }
       }
     }
     const served = await readServedProfiles();

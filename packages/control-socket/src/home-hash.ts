@@ -1,25 +1,20 @@
 import { createHash } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import path from 'node:path';
+import { resolveHomePath } from '@hermes/config';
 import { HOME_HASH_LENGTH } from './constants.js';
 
-function expandUser(home: string): string {
-  if (home === '~') return homedir();
-  if (home.startsWith('~/') || home.startsWith('~\\')) return path.join(homedir(), home.slice(2));
-  return home;
-}
-
 /**
- * The home as the server and every client must spell it: `~` expanded, absolute, symlinks
- * followed for the part that exists (a home that does not exist yet still hashes stably), and
- * lower-cased on Windows where paths are case-insensitive.
+ * The home as the server and every client must spell it: `~` expanded and made absolute by the
+ * same rule `@hermes/config` applies to `HERMES_HOME` (`resolveHomePath`), symlinks followed for
+ * the part that exists (a home that does not exist yet still hashes stably), and lower-cased on
+ * Windows where paths are case-insensitive.
  */
 export async function canonicalHomePath(
   home: string,
   platform: NodeJS.Platform = process.platform,
 ): Promise<string> {
-  const absolute = path.resolve(expandUser(home));
+  const absolute = resolveHomePath(home);
   let existing = absolute;
   const missing: string[] = [];
   let canonical = absolute;

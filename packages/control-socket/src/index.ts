@@ -12,6 +12,7 @@ export {
   startControlServer,
 } from './control-server.js';
 export {
+  CODE_IDENTITY_FAILED_LOG,
   type CodeIdentityProvider,
   createDefaultVerbHandlers,
   createIdentifyHandler,
@@ -75,7 +76,7 @@ export {
 } from './process-identity.js';
 export { profileLabelForHome } from './profile-label.js';
 export { pythonRepr } from './python-repr.js';
-export { dispatchRequestLine, encodeReply } from './request-dispatch.js';
+export { type DispatchOptions, dispatchRequestLine, encodeReply } from './request-dispatch.js';
 export {
   GATEWAY_STARTS_LOG_FILE_NAME,
   RESPAWN_STORM_DEFAULTS,
@@ -129,5 +130,5 @@ export {
   windowsPipeName,
 } from './socket-path.js';
 export * from './supervisor.js';
-export { type VerbHandler, VerbRegistry } from './verb-registry.js';
+export { type VerbHandler, type VerbHandlerContext, VerbRegistry } from './verb-registry.js';
 export * from './wire-schema.js';

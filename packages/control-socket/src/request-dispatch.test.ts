@@ -1,7 +1,8 @@
 import * as v from 'valibot';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CONTROL_PROTOCOL_VERSION,
+  DEFAULT_HANDLER_TIMEOUT_MS,
   MAX_RESPONSE_LINE_BYTES,
   REQUEST_NOT_OBJECT_ERROR,
   RESPONSE_SERIALIZATION_FAILED_ERROR,
@@ -102,6 +103,15 @@ describe('dispatchRequestLine', () => {
     });
   });
 
+  it('treats "protocol": null as no protocol, like a null id', async () => {
+    expect(await reply('{"verb":"identify","protocol":null,"id":3}')).toEqual({
+      ok: true,
+      protocol: CONTROL_PROTOCOL_VERSION,
+      result: { pid: 7 },
+      id: 3,
+    });
+  });
+
   it('reports invalid JSON as a SyntaxError with protocol 1', async () => {
     const body = await reply('{"verb":');
     expect(body.ok).toBe(false);
@@ -168,5 +178,55 @@ describe('dispatchRequestLine', () => {
       ok: false,
       error: RESPONSE_TOO_LARGE_ERROR,
     });
+  });
+});
+
+describe('handler deadline', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('answers for a handler that never settles after the default deadline, and aborts it', async () => {
+    vi.useFakeTimers();
+    let signal: AbortSignal | undefined;
+    const stuck = new VerbRegistry({
+      stuck: (_request, context) => {
+        signal = context?.signal;
+        return new Promise(() => {});
+      },
+    });
+    let text: string | undefined;
+    void dispatchRequestLine(Buffer.from('{"verb":"stuck","id":1}'), stuck).then((line) => {
+      text = line;
+    });
+    await vi.advanceTimersByTimeAsync(DEFAULT_HANDLER_TIMEOUT_MS - 1);
+    expect(text).toBeUndefined();
+    expect(signal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(JSON.parse(text ?? 'null')).toEqual({
+      ok: false,
+      error: `TimeoutError: verb 'stuck' did not answer within ${DEFAULT_HANDLER_TIMEOUT_MS} ms`,
+      protocol: 1,
+      id: 1,
+    });
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it('stops waiting for a handler whose caller gave up', async () => {
+    const caller = new AbortController();
+    const waiting = new VerbRegistry({ wait: () => new Promise(() => {}) });
+    const pending = dispatchRequestLine(Buffer.from('{"verb":"wait"}'), waiting, {
+      signal: caller.signal,
+    });
+    caller.abort();
+    expect(JSON.parse(await pending)).toEqual({
+      ok: false,
+      error: "AbortError: verb 'wait' was abandoned by the caller",
+      protocol: 1,
+    });
+  });
+
+  it('still answers a handler that throws synchronously', async () => {
+    expect(await reply('{"verb":"explode"}')).toMatchObject({ error: 'RangeError: disk on fire' });
   });
 });

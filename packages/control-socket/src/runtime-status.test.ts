@@ -1,6 +1,6 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tempHome } from '@hermes/testkit';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   GATEWAY_KIND,
   RUNTIME_STATUS_FILE_NAME,
@@ -208,6 +208,44 @@ describe('staleness', () => {
     expect(normalizeUpdatedAt(now / 1000 + 2 * 86_400, now)).toBeNull();
     expect(normalizeUpdatedAt(Number.NaN, now)).toBeNull();
     expect(normalizeUpdatedAt('yesterday', now)).toBeNull();
+  });
+
+  it('reads a zone-less stamp as UTC in every spelling, whatever the reader’s time zone', () => {
+    // A reader east of UTC: a stamp read as local time would be 5 h 30 min early.
+    vi.stubEnv('TZ', 'Asia/Kolkata');
+    try {
+      for (const stamp of [
+        '2026-06-01T11:59:00',
+        '2026-06-01 11:59:00',
+        '2026-06-01 11:59:00.000000',
+        '2026-06-01t11:59:00,0',
+        '2026-06-01T11:59',
+        '2026-06-01 13:59:00+02:00',
+        '2026-06-01 13:59:00+0200',
+        '2026-06-01T09:59:00-02',
+        '2026-06-01T11:59:00z',
+      ]) {
+        expect(normalizeUpdatedAt(stamp, now), stamp).toBe(now - 60_000);
+      }
+      expect(normalizeUpdatedAt('2026-06-01', now)).toBe(Date.UTC(2026, 5, 1));
+      expect(normalizeUpdatedAt('2026-06-01 11:59:00.123456', now)).toBe(now - 60_000 + 123);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('refuses stamps that are not ISO-8601 or name an impossible time', () => {
+    for (const stamp of [
+      '2026-02-30T00:00:00',
+      '2026-06-01T24:00:00',
+      '2026-06-01T12:60:00',
+      '2026-06-01T12:00:00+25:00',
+      'June 1, 2026 11:59',
+      '1780315140',
+      '',
+    ]) {
+      expect(normalizeUpdatedAt(stamp, now), stamp).toBeNull();
+    }
   });
 
   it('calls a record stale after 120 s or without a usable stamp', () => {

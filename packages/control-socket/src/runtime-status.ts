@@ -252,8 +252,58 @@ const YEAR_2000_MS = Date.UTC(2000, 0, 1);
 const ONE_DAY_MS = 86_400_000;
 
 /**
- * `updated_at` as epoch milliseconds: ISO strings (a trailing `Z` or none — a zone-less stamp is
- * UTC) or plausible epoch seconds (from 2000-01-01 to a day ahead). Anything else ⇒ `null`.
+ * ISO-8601 date and time as writers spell it: `T`, `t` or a space between date and time (Python's
+ * `str(datetime)` uses a space), optional seconds and fraction, and an optional zone (`Z` or an
+ * offset such as `+02:00`, `+0200`, `+02`).
+ */
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+
+/**
+ * Epoch milliseconds of an ISO-8601 stamp, read as UTC when it names no zone, or `null`. Parsed
+ * by hand: `Date.parse` reads a zone-less date-time as local time (and accepts other formats
+ * differently per engine), which would shift a status record by the reader's offset.
+ */
+function parseIsoTimestamp(text: string): number | null {
+  const match = ISO_TIMESTAMP.exec(text);
+  if (match === null) return null;
+  const [, year, month, day, hour, minute, second, fraction, , sign, offsetHours, offsetMinutes] =
+    match.map((part) => part ?? '');
+  const parts = [year, month, day, hour || '0', minute || '0', second || '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const [y, mo, d, h, mi, s] = parts;
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, s, Number(`${fraction}00`.slice(0, 3)));
+  // Reject what Date would silently roll over (2026-02-30, 24:00, 12:60).
+  if (
+    date.getUTCFullYear() !== y ||
+    date.getUTCMonth() !== mo - 1 ||
+    date.getUTCDate() !== d ||
+    date.getUTCHours() !== h ||
+    date.getUTCMinutes() !== mi ||
+    date.getUTCSeconds() !== s
+  ) {
+    return null;
+  }
+  if (sign === '') return date.getTime();
+  const offsetH = Number(offsetHours);
+  const offsetM = Number(offsetMinutes || '0');
+  if (offsetH > 23 || offsetM > 59) return null;
+  const offsetMs = (offsetH * 60 + offsetM) * 60_000 * (sign === '-' ? -1 : 1);
+  return date.getTime() - offsetMs;
+}
+
+/**
+ * `updated_at` as epoch milliseconds: ISO-8601 strings (with a zone, or without one — then UTC,
+ * never the reader's local time) or plausible epoch seconds (from 2000-01-01 to a day ahead).
+ * Anything else ⇒ `null`.
  */
 export function normalizeUpdatedAt(value: unknown, nowMs: number = Date.now()): number | null {
   if (typeof value === 'number') {
@@ -261,11 +311,8 @@ export function normalizeUpdatedAt(value: unknown, nowMs: number = Date.now()): 
     if (!Number.isFinite(milliseconds)) return null;
     return milliseconds >= YEAR_2000_MS && milliseconds <= nowMs + ONE_DAY_MS ? milliseconds : null;
   }
-  if (typeof value !== 'string' || value.trim() === '') return null;
-  const text = value.trim();
-  const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(text);
-  const parsed = Date.parse(hasZone || !text.includes('T') ? text : `${text}Z`);
-  return Number.isFinite(parsed) ? parsed : null;
+  if (typeof value !== 'string') return null;
+  return parseIsoTimestamp(value.trim());
 }
 
 /** True when the record's `updated_at` is missing or older than 120 s. */

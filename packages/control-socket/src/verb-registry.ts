@@ -3,11 +3,26 @@ import { ControlSocketError } from './errors.js';
 import type { ControlRequest } from './wire-schema.js';
 import { VerbNameSchema } from './wire-schema.js';
 
+/** What the server tells a handler besides the request. */
+export interface VerbHandlerContext {
+  /**
+   * Aborted when the handler's deadline passes (the client has then been answered with a timeout
+   * error) or the connection closes first: stop work nobody will see.
+   */
+  readonly signal: AbortSignal;
+}
+
 /**
  * Answers one verb. It receives the validated request (read `payload` from it) and returns a
- * JSON-serialisable result. It must not block the event loop: use async I/O.
+ * JSON-serialisable result. It must not block the event loop: use async I/O. It has a deadline
+ * (the server's `handlerTimeoutMs`, default 10 s); after it the client is told so and the
+ * connection closes, whatever the handler does.
  */
-export type VerbHandler = (request: ControlRequest) => unknown | Promise<unknown>;
+export type VerbHandler = (
+  request: ControlRequest,
+  /** Always given by the server; optional so a wrapper can call a handler directly. */
+  context?: VerbHandlerContext,
+) => unknown | Promise<unknown>;
 
 /** The verbs a server answers. The gateway registers its own verbs next to the built-ins. */
 export class VerbRegistry {

@@ -9,8 +9,8 @@ export const ControlRequestSchema = v.looseObject({
   verb: VerbNameSchema,
   /** Any JSON value; echoed back in the reply when not null. */
   id: v.optional(v.unknown()),
-  /** The client's protocol version; when present it must be 1. */
-  protocol: v.optional(v.literal(CONTROL_PROTOCOL_VERSION)),
+  /** The client's protocol version; when present and not null it must be 1. */
+  protocol: v.optional(v.nullable(v.literal(CONTROL_PROTOCOL_VERSION))),
   /** Arguments for verbs that take them. */
   payload: v.optional(v.record(v.string(), v.unknown())),
 });

@@ -1,10 +1,48 @@
 export {
+  COMPACTION_SUMMARY_PREFIX,
+  COMPRESSION_SYSTEM_PROMPT,
+  type CompressionResult,
+  type CompressSessionOptions,
+  compressSession,
+} from './compression/compress-session.js';
+export { CHARS_PER_TOKEN, estimateTokens } from './compression/estimate-tokens.js';
+export {
   AGENT_ERROR_MESSAGES,
   AgentError,
   type AgentErrorCode,
   type AgentErrorOptions,
   TOOL_ERROR_MESSAGES,
 } from './errors.js';
+export {
+  AGENT_EVENT_TYPES,
+  type AgentEvent,
+  type AgentEventType,
+  type MessageCompletedEvent,
+  type MessageDeltaEvent,
+  type ModelFallbackEvent,
+  type ModelRetryEvent,
+  type ReasoningDeltaEvent,
+  type RunCompletedEvent,
+  type RunFailedEvent,
+  type RunInterruptedEvent,
+  type RunStartedEvent,
+  type SessionCompressedEvent,
+  TERMINAL_EVENT_TYPES,
+  type ToolCompletedEvent,
+  type ToolFailedEvent,
+  type ToolStartedEvent,
+  type WarningEvent,
+} from './events.js';
+export type {
+  Agent,
+  CreateAgentOptions,
+  RunTurnOptions,
+  TurnResult,
+  TurnStatus,
+} from './loop/agent-types.js';
+export { createAgent, EMPTY_RESPONSE_SENTINEL, GRACE_CALL_NOTE } from './loop/create-agent.js';
+export { planBatches } from './loop/run-tool-calls.js';
+export { loadMessages, rowsToMessages, rowToMessageInput } from './loop/transcript.js';
 export {
   type ApiMode,
   detectApiMode,
@@ -50,3 +88,54 @@ export {
 export { buildResponsesBody, DEFAULT_RESPONSES_INSTRUCTIONS } from './model/responses-transport.js';
 export { parseRetryAfter } from './model/retry-policy.js';
 export { sanitizeMessages } from './model/sanitize-messages.js';
+export {
+  buildSystemPrompt,
+  CONTEXT_FILE_MAX_CHARS,
+  CONTEXT_FILE_NAMES,
+  CONTEXT_FILES_TOTAL_MAX_CHARS,
+  type ContextFile,
+  DEFAULT_IDENTITY,
+  loadContextFiles,
+  type SystemPromptOptions,
+} from './prompt/system-prompt.js';
+export { patchTool } from './tools/builtin/patch.js';
+export { READ_FILE_MAX_BYTES, readFileTool } from './tools/builtin/read-file.js';
+export { searchFilesTool } from './tools/builtin/search-files.js';
+export { skillViewTool } from './tools/builtin/skill-view.js';
+export { runCommand, TERMINAL_KILL_GRACE_MS, terminalTool } from './tools/builtin/terminal.js';
+export { type TodoItem, type TodoStatus, todoTool } from './tools/builtin/todo.js';
+export { writeFileTool } from './tools/builtin/write-file.js';
+export { BUILTIN_TOOLS } from './tools/builtin-tools.js';
+export {
+  DANGEROUS_PATTERNS,
+  type DangerousPattern,
+  detectDangerousCommand,
+} from './tools/dangerous-commands.js';
+export {
+  defineTool,
+  executeTool,
+  type Tool,
+  type ToolOutcome,
+  type ToolSpec,
+} from './tools/define-tool.js';
+export type {
+  ApprovalCallback,
+  ApprovalDecision,
+  ApprovalRequest,
+  ToolContext,
+} from './tools/tool-context.js';
+export { createToolRegistry, type ToolRegistry } from './tools/tool-registry.js';
+export {
+  CORE_TOOLSETS,
+  defaultToolsetFor,
+  type ExpandedToolsets,
+  expandToolsets,
+  listToolsets,
+  type ResolveToolsOptions,
+  resolveToolNames,
+  resolveToolsetNames,
+  selectsTool,
+  TOOLSETS,
+  type ToolsetDefinition,
+  type ToolsetInfo,
+} from './tools/toolsets.js';

@@ -1,0 +1,448 @@
+import { randomBytes } from 'node:crypto';
+import { getHermesHome, getSecret } from '@hermes/config';
+import { TURN_LEASE_TTL_SECONDS } from '@hermes/session-store';
+import { compressSession } from '../compression/compress-session.js';
+import { estimateTokens } from '../compression/estimate-tokens.js';
+import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
+import type { AgentEvent } from '../events.js';
+import {
+  addUsage,
+  type ChatMessage,
+  emptyModelTurn,
+  emptyUsage,
+  type Usage,
+} from '../model/chat-message.js';
+import type { FunctionSchema } from '../model/function-schema.js';
+import { createModelClient } from '../model/model-client.js';
+import type { ModelRoute } from '../model/model-route.js';
+import { DEFAULT_CONTEXT_LENGTH } from '../model/provider-catalog.js';
+import { resolveFallbackRoutes } from '../model/resolve-fallback-routes.js';
+import { resolveRuntimeProvider } from '../model/resolve-runtime-provider.js';
+import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import { BUILTIN_TOOLS } from '../tools/builtin-tools.js';
+import type { ApprovalDecision, ToolContext } from '../tools/tool-context.js';
+import { createToolRegistry } from '../tools/tool-registry.js';
+import { listToolsets, resolveToolNames } from '../tools/toolsets.js';
+import type { Agent, CreateAgentOptions, RunTurnOptions, TurnResult } from './agent-types.js';
+import { runToolCalls } from './run-tool-calls.js';
+import { loadMessages, rowsToMessages } from './transcript.js';
+
+/** The final answer when the model ends a turn with nothing to say (the reference's sentinel). */
+export const EMPTY_RESPONSE_SENTINEL = '(empty)';
+
+/** Sent (never stored) with the grace call after the iteration budget is spent. */
+export const GRACE_CALL_NOTE =
+  'You have used every tool-calling step allowed for this turn. Do not call tools. Reply now with your final answer: what you did, what you found, and what is left.';
+
+type Emit = (event: DistributiveOmit<AgentEvent, 'runId' | 'sessionId'>) => void;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * Builds an agent over a config and a session store. Nothing is resolved or touched until a
+ * turn runs, so a gateway can build agents for profiles that have no model configured yet.
+ */
+export function createAgent(options: CreateAgentOptions): Agent {
+  const { config, store } = options;
+  const home = options.home ?? getHermesHome();
+  const platform = options.platform ?? 'cli';
+  const depth = options.depth ?? 0;
+  const cwd = options.cwd ?? (config.terminal.cwd || process.cwd());
+  const maxIterations = options.maxIterations ?? config.agent.maxTurns;
+  const secret = options.secret ?? getSecret;
+  const registry = createToolRegistry(options.tools ?? BUILTIN_TOOLS);
+  const enabled = new Set(
+    resolveToolNames(config, platform, registry, {
+      ...(options.toolsets ? { toolsets: options.toolsets } : {}),
+      ...(options.disabledToolsets ? { disabled: options.disabledToolsets } : {}),
+    }),
+  );
+  const tools = registry.list().filter((tool) => enabled.has(tool.name));
+  const toolsByName = new Map(tools.map((tool) => [tool.name, tool]));
+  const toolSchemas: FunctionSchema[] = tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.jsonSchema,
+  }));
+  const sessionStates = new Map<string, Map<string, unknown>>();
+  let routes:
+    | { main: ModelRoute; fallbacks: readonly ModelRoute[]; warnings: string[] }
+    | undefined;
+
+  const resolveRoutes = () => {
+    if (routes) return routes;
+    const main = options.route ?? resolveRuntimeProvider(config, { secret, home });
+    if (options.fallbackRoutes || options.route) {
+      routes = { main, fallbacks: options.fallbackRoutes ?? [], warnings: [] };
+    } else {
+      const chain = resolveFallbackRoutes(config, config.fallbackProviders, { secret, home });
+      routes = { main, fallbacks: chain.routes, warnings: chain.warnings };
+    }
+    return routes;
+  };
+
+  const approveWith = async (
+    request: Parameters<ToolContext['approve']>[0],
+    toolName: string,
+    sessionId: string,
+    signal: AbortSignal,
+  ): Promise<ApprovalDecision> => {
+    if (!options.approve) return 'deny';
+    const timeoutMs = config.approvals.timeoutS * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        Promise.resolve(options.approve({ ...request, toolName, sessionId }, signal)),
+        new Promise<ApprovalDecision>((resolve) => {
+          timer = setTimeout(() => resolve('deny'), timeoutMs);
+          timer.unref();
+        }),
+      ]);
+    } catch {
+      return 'deny';
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  };
+
+  const agent: Agent = {
+    config,
+    store,
+    home,
+    platform,
+    depth,
+    cwd,
+    maxIterations,
+    options,
+    tools,
+    route: () => resolveRoutes().main,
+    listToolsets: () => listToolsets(config, platform, registry),
+    createChild: (overrides = {}) =>
+      createAgent({ ...options, depth: depth + 1, parent: agent, ...overrides }),
+    createSession: (input = {}) =>
+      store.createSession({
+        source: platform,
+        cwd,
+        ...(routes ? { model: routes.main.model } : {}),
+        ...input,
+      }),
+    runTurn: (turnOptions) => runTurn(turnOptions),
+  };
+
+  async function runTurn(turnOptions: RunTurnOptions): Promise<TurnResult> {
+    const { main, fallbacks, warnings } = resolveRoutes();
+    if (!store.getSession(turnOptions.sessionId))
+      throw new AgentError({
+        code: 'session_not_found',
+        message: AGENT_ERROR_MESSAGES.sessionNotFound(turnOptions.sessionId),
+      });
+    const sessionId = store.getCompressionTip(turnOptions.sessionId);
+    const holder = await store.acquireTurnLease(sessionId);
+    if (holder === null)
+      throw new AgentError({
+        code: 'session_busy',
+        message: AGENT_ERROR_MESSAGES.sessionBusy(turnOptions.sessionId),
+      });
+    let current = sessionId;
+    const renew = setInterval(
+      () => {
+        store.renewTurnLease(current, holder).catch(() => {});
+      },
+      (TURN_LEASE_TTL_SECONDS * 1000) / 3,
+    );
+    renew.unref();
+    try {
+      return await runLeased({
+        turnOptions,
+        main,
+        fallbacks,
+        warnings,
+        sessionId,
+        onSessionChange: (next) => {
+          current = next;
+        },
+      });
+    } finally {
+      clearInterval(renew);
+      await store.releaseTurnLease(current, holder).catch(() => {});
+    }
+  }
+
+  async function runLeased(input: {
+    turnOptions: RunTurnOptions;
+    main: ModelRoute;
+    fallbacks: readonly ModelRoute[];
+    warnings: readonly string[];
+    sessionId: string;
+    onSessionChange: (sessionId: string) => void;
+  }): Promise<TurnResult> {
+    const { turnOptions, main } = input;
+    const runId = `run_${randomBytes(8).toString('hex')}`;
+    const signal = turnOptions.signal ?? new AbortController().signal;
+    const turnCwd = turnOptions.cwd ?? cwd;
+    const usage = emptyUsage();
+    let sessionId = input.sessionId;
+    const emit: Emit = (event) => {
+      if (!turnOptions.onEvent) return;
+      try {
+        turnOptions.onEvent({ ...event, runId, sessionId } as AgentEvent);
+      } catch {
+        // A surface's listener must not break the turn.
+      }
+    };
+    const lineageRoot = store.getSession(sessionId)?.lineageRootId ?? sessionId;
+    let sessionState = sessionStates.get(lineageRoot);
+    if (!sessionState) {
+      sessionState = new Map();
+      sessionStates.set(lineageRoot, sessionState);
+    }
+    const state = sessionState;
+
+    emit({ type: 'run.started', provider: main.provider, model: main.model, depth });
+    for (const warning of input.warnings)
+      emit({ type: 'warning', code: 'fallback_skipped', message: warning });
+
+    let partial = '';
+    const finish = async (
+      result: Omit<TurnResult, 'runId' | 'sessionId' | 'usage'>,
+    ): Promise<TurnResult> => {
+      try {
+        await store.recordUsage(sessionId, {
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          cacheReadTokens: usage.cacheReadTokens,
+          cacheWriteTokens: usage.cacheWriteTokens,
+          reasoningTokens: usage.reasoningTokens,
+          apiCalls: usage.apiCalls,
+          ...(main.model ? { model: main.model } : {}),
+          billingProvider: main.provider,
+          billingBaseUrl: main.baseUrl,
+          ...(usage.toolCalls > 0 ? { toolNames: [...usedTools] } : {}),
+        });
+      } catch (error) {
+        emit({
+          type: 'warning',
+          code: 'usage_not_recorded',
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+      const usageCopy = { ...usage };
+      if (result.status === 'completed')
+        emit({
+          type: 'run.completed',
+          finalResponse: result.finalResponse,
+          exitReason: result.exitReason === 'max_iterations' ? 'max_iterations' : 'completed',
+          usage: usageCopy,
+        });
+      else if (result.status === 'interrupted')
+        emit({ type: 'run.interrupted', partialResponse: result.finalResponse, usage: usageCopy });
+      else
+        emit({
+          type: 'run.failed',
+          error: result.error ?? { code: 'internal_error', message: 'the turn failed' },
+          usage: usageCopy,
+        });
+      return { ...result, runId, sessionId, usage: usageCopy };
+    };
+    const usedTools = new Set<string>();
+
+    try {
+      const systemPrompt = await buildSystemPrompt({
+        home,
+        cwd: turnCwd,
+        ...(options.identity === undefined ? {} : { identity: options.identity }),
+        ...(options.systemPromptParts ? { parts: options.systemPromptParts } : {}),
+        ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
+      });
+      await store.setSessionSystemPrompt(sessionId, systemPrompt);
+      if (turnOptions.message !== undefined)
+        await store.appendMessage(sessionId, {
+          role: 'user',
+          content: turnOptions.message,
+          ...(turnOptions.displayKind ? { displayKind: turnOptions.displayKind } : {}),
+        });
+      let history = rowsToMessages(loadMessages(store, sessionId));
+      const client = createModelClient({
+        routes: [main, ...input.fallbacks],
+        maxRetries: options.maxRetries ?? config.agent.apiMaxRetries,
+        stream: options.stream ?? config.agent.stream,
+        onNotice: (notice) => emit(notice),
+      });
+      const system = turnOptions.ephemeralSystemNote
+        ? `${systemPrompt}\n\n${turnOptions.ephemeralSystemNote}`
+        : systemPrompt;
+      let iterations = 0;
+      let compressionFailed = false;
+      const contextLength = main.contextLength ?? DEFAULT_CONTEXT_LENGTH;
+
+      for (;;) {
+        if (signal.aborted) return await finish(interrupted(partial));
+        const grace = iterations >= maxIterations;
+        const offered = grace ? [] : toolSchemas;
+        if (
+          config.compression.enabled &&
+          !compressionFailed &&
+          estimateTokens([{ role: 'system', content: system }, ...history], offered) >
+            config.compression.threshold * contextLength
+        ) {
+          try {
+            const compressed = await compressSession({
+              store,
+              config,
+              sessionId,
+              secret,
+              home,
+              signal,
+            });
+            const from = sessionId;
+            sessionId = compressed.childSessionId;
+            input.onSessionChange(sessionId);
+            await store.setSessionSystemPrompt(sessionId, systemPrompt);
+            history = rowsToMessages(loadMessages(store, sessionId));
+            emit({
+              type: 'session.compressed',
+              fromSessionId: from,
+              toSessionId: sessionId,
+              summarizedMessages: compressed.summarizedMessages,
+              retainedMessages: compressed.retainedMessages,
+            });
+          } catch (error) {
+            if (signal.aborted) return await finish(interrupted(partial));
+            compressionFailed = true;
+            emit({
+              type: 'warning',
+              code: 'compression_failed',
+              message: `context compression failed, continuing uncompressed: ${error instanceof Error ? error.message : String(error)}`,
+            });
+          }
+        }
+        const messages: ChatMessage[] = [{ role: 'system', content: system }, ...history];
+        if (grace) messages.push({ role: 'user', content: GRACE_CALL_NOTE });
+        const turn = emptyModelTurn();
+        try {
+          await client.complete({
+            messages,
+            tools: offered,
+            signal,
+            sessionId,
+            turn,
+            onTextDelta: (text) => emit({ type: 'message.delta', text }),
+            onReasoningDelta: (text) => emit({ type: 'reasoning.delta', text }),
+          });
+        } catch (error) {
+          if (AgentError.isInstance(error) && error.code === 'interrupted') {
+            partial = turn.content;
+            if (partial !== '' || turn.reasoning !== '')
+              await store.appendMessage(sessionId, {
+                role: 'assistant',
+                content: partial,
+                ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
+                finishReason: 'interrupted',
+              });
+            return await finish(interrupted(partial));
+          }
+          return await finish(failed(error));
+        }
+        iterations += 1;
+        addUsage(usage, turn.usage);
+        // A model that calls tools during the grace call gets no tools run.
+        const toolCalls = grace ? [] : turn.toolCalls;
+        const messageId = await store.appendMessage(sessionId, {
+          role: 'assistant',
+          content: turn.content,
+          ...(toolCalls.length > 0 ? { toolCalls } : {}),
+          ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
+          ...(turn.reasoningItems.length > 0 ? { codexReasoningItems: turn.reasoningItems } : {}),
+          finishReason: turn.finishReason,
+        });
+        emit({
+          type: 'message.completed',
+          messageId,
+          content: turn.content,
+          reasoning: turn.reasoning,
+          toolCalls,
+          finishReason: turn.finishReason,
+        });
+        if (toolCalls.length === 0) {
+          const finalResponse = turn.content.trim() === '' ? EMPTY_RESPONSE_SENTINEL : turn.content;
+          return await finish({
+            status: 'completed',
+            exitReason: grace ? 'max_iterations' : 'completed',
+            finalResponse,
+          });
+        }
+        history.push({
+          role: 'assistant',
+          content: turn.content === '' ? null : turn.content,
+          tool_calls: toolCalls,
+          ...(turn.reasoningItems.length > 0 ? { codex_reasoning_items: turn.reasoningItems } : {}),
+        });
+        usage.toolCalls += toolCalls.length;
+        for (const call of toolCalls) usedTools.add(call.function.name);
+        const results = await runToolCalls({
+          calls: toolCalls,
+          tools: toolsByName,
+          signal,
+          emit,
+          contextFor: (call): ToolContext => ({
+            agent,
+            sessionId,
+            runId,
+            toolCallId: call.id,
+            home,
+            cwd: turnCwd,
+            config,
+            store,
+            signal,
+            depth,
+            platform,
+            emit: (event) => {
+              try {
+                turnOptions.onEvent?.(event);
+              } catch {}
+            },
+            approve: (request) => approveWith(request, call.function.name, sessionId, signal),
+            secret,
+            sessionState: state,
+          }),
+          persist: async ({ call, outcome }) => {
+            await store.appendMessage(sessionId, {
+              role: 'tool',
+              content: outcome.content,
+              toolCallId: call.id,
+              toolName: call.function.name,
+            });
+          },
+        });
+        for (const { call, outcome } of results)
+          history.push({
+            role: 'tool',
+            tool_call_id: call.id,
+            content: outcome.content,
+            tool_name: call.function.name,
+          });
+        partial = '';
+      }
+    } catch (error) {
+      if (signal.aborted) return await finish(interrupted(partial));
+      return await finish(failed(error));
+    }
+  }
+
+  return agent;
+}
+
+function interrupted(partial: string): Omit<TurnResult, 'runId' | 'sessionId' | 'usage'> {
+  return { status: 'interrupted', exitReason: 'interrupted', finalResponse: partial };
+}
+
+function failed(error: unknown): Omit<TurnResult, 'runId' | 'sessionId' | 'usage'> {
+  const described = AgentError.isInstance(error)
+    ? { code: error.code, message: error.message }
+    : {
+        code: 'internal_error' as const,
+        message: error instanceof Error ? error.message : String(error),
+      };
+  return { status: 'failed', exitReason: 'error', finalResponse: '', error: described };
+}
+
+export type { Usage };

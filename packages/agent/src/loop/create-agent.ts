@@ -271,7 +271,9 @@ export function createAgent(options: CreateAgentOptions): Agent {
         ? `${systemPrompt}\n\n${turnOptions.ephemeralSystemNote}`
         : systemPrompt;
       let iterations = 0;
-      let compressionFailed = false;
+      // At most one compression per turn: if the tools and the kept tail alone pass the
+      // threshold, compressing again would only loop.
+      let compressionTried = false;
       const contextLength = main.contextLength ?? DEFAULT_CONTEXT_LENGTH;
 
       for (;;) {
@@ -280,10 +282,11 @@ export function createAgent(options: CreateAgentOptions): Agent {
         const offered = grace ? [] : toolSchemas;
         if (
           config.compression.enabled &&
-          !compressionFailed &&
+          !compressionTried &&
           estimateTokens([{ role: 'system', content: system }, ...history], offered) >
             config.compression.threshold * contextLength
         ) {
+          compressionTried = true;
           try {
             const compressed = await compressSession({
               store,
@@ -307,7 +310,6 @@ export function createAgent(options: CreateAgentOptions): Agent {
             });
           } catch (error) {
             if (signal.aborted) return await finish(interrupted(partial));
-            compressionFailed = true;
             emit({
               type: 'warning',
               code: 'compression_failed',

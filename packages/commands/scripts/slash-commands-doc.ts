@@ -46,6 +46,25 @@ function onSlack(command: CommandDef): string {
   return `\`/${command.name}\``;
 }
 
+const HEADINGS = [
+  'Command',
+  'Aliases',
+  'What it does',
+  'Where',
+  'While the agent is answering',
+  'On Slack',
+];
+
+/** A Markdown table with every column padded to its widest cell, as Biome formats tables. */
+function alignedTable(headings: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = headings.map((heading, column) =>
+    Math.max(3, heading.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    `| ${widths.map((width, column) => (cells[column] ?? '').padEnd(width)).join(' | ')} |`;
+  return [line(headings), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
+}
+
 /** The tables, one per category, commands in registry order. */
 export function renderSlashCommandsTables(): string {
   const sections: string[] = [];
@@ -56,7 +75,7 @@ export function renderSlashCommandsTables(): string {
       const aliases = visibleAliases(command)
         .map((alias) => `\`/${alias}\``)
         .join(', ');
-      const cells = [
+      return [
         `\`${cell(commandUsage(command))}\``,
         aliases || '—',
         cell(command.description),
@@ -64,17 +83,8 @@ export function renderSlashCommandsTables(): string {
         whileBusy(command),
         onSlack(command),
       ];
-      return `| ${cells.join(' | ')} |`;
     });
-    sections.push(
-      [
-        `### ${category}`,
-        '',
-        '| Command | Aliases | What it does | Where | While the agent is answering | On Slack |',
-        '| --- | --- | --- | --- | --- | --- |',
-        ...rows,
-      ].join('\n'),
-    );
+    sections.push([`### ${category}`, '', ...alignedTable(HEADINGS, rows)].join('\n'));
   }
   return sections.join('\n\n');
 }

@@ -11,7 +11,8 @@ async function readmeExample(): Promise<{ code: string; output: string }> {
   const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
   const code = /```js\n([\s\S]*?)```/.exec(readme)?.[1];
   const output = /```text\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (code === undefined || output === undefined) throw new Error('README example or its output is missing');
+  if (code === undefined || output === undefined)
+    throw new Error('README example or its output is missing');
   return { code, output };
 }
 

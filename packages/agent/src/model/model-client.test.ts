@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { startModelServer } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../errors.js';
@@ -290,5 +291,14 @@ describe('createModelClient', () => {
       { role: 'user', content: 'x' },
       { role: 'assistant', content: 'y' },
     ]);
+  });
+
+  it('leaves no listener on the caller’s signal however many calls a turn makes', async () => {
+    const model = await server({ script: Array.from({ length: 12 }, () => ({ text: 'x' })) });
+    const client = createModelClient({ routes: [route(model.baseUrl)] });
+    const controller = new AbortController();
+    for (let index = 0; index < 12; index += 1)
+      await client.complete({ messages: hello, signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

@@ -105,10 +105,16 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           stream: options.stream ?? true,
           ...(call.sessionId ? { sessionId: call.sessionId } : {}),
         };
+        // One controller per call, linked to the turn's signal and unlinked afterwards: the SDK
+        // leaves its listener on the signal it is given, which would pile up over a long turn.
+        const controller = new AbortController();
+        const forwardAbort = () => controller.abort(call.signal?.reason);
+        if (call.signal?.aborted) forwardAbort();
+        else call.signal?.addEventListener('abort', forwardAbort, { once: true });
         try {
           const transport = route.apiMode === 'codex_responses' ? runResponses : runChatCompletions;
           await transport(clientFor(route), request, turn, {
-            ...(call.signal ? { signal: call.signal } : {}),
+            signal: controller.signal,
             onTextDelta: (text) => {
               streamed = true;
               call.onTextDelta?.(text);
@@ -125,9 +131,11 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
               message: AGENT_ERROR_MESSAGES.interrupted,
               provider: route.provider,
             });
+          call.signal?.removeEventListener('abort', forwardAbort);
           turn.usage = { ...turn.usage, apiCalls: 1 };
           return { turn, route };
         } catch (error) {
+          call.signal?.removeEventListener('abort', forwardAbort);
           if (AgentError.isInstance(error)) throw error;
           const failure = classifyFailure(error, call.signal);
           if (failure.aborted)

@@ -63,7 +63,7 @@ function isComposite(name: string): boolean {
 export interface ExpandedToolsets {
   /** Toolset names (a `hermes-*` composite contributes the core toolsets). */
   readonly toolsets: ReadonlySet<string>;
-  /** Names that are not toolsets, taken as tool names. */
+  /** Names that are not in the table: tool names, or custom toolsets named by tools. */
   readonly tools: ReadonlySet<string>;
 }
 
@@ -84,7 +84,9 @@ export function selectsTool(
   selection: ExpandedToolsets,
   tool: { name: string; toolset: string },
 ): boolean {
-  if (selection.tools.has(tool.name) || selection.toolsets.has(tool.toolset)) return true;
+  // A name outside the table may be a custom toolset (a tool's own `toolset`).
+  if (selection.tools.has(tool.name) || selection.tools.has(tool.toolset)) return true;
+  if (selection.toolsets.has(tool.toolset)) return true;
   for (const name of selection.toolsets) if (TOOLSETS[name]?.tools.includes(tool.name)) return true;
   return false;
 }

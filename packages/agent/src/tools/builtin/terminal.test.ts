@@ -13,8 +13,8 @@ const never = new AbortController().signal;
 async function pidFrom(file: string): Promise<number> {
   await waitFor(() => {
     try {
-      readFileSync(file, 'utf8');
-      return true;
+      // The file exists before the shell writes into it.
+      return readFileSync(file, 'utf8').trim() !== '';
     } catch {
       return false;
     }

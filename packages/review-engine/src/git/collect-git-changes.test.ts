@@ -222,11 +222,11 @@ describe('collectGitChanges: failures a person can act on', () => {
     const refusal = await refusalOf(
       collectGitChanges(
         { kind: 'uncommitted' },
-        { cwd: repo.path, executable: hangingGit, timeoutMs: 300 },
+        { cwd: repo.path, executable: hangingGit, timeoutMs: 1_500 },
       ),
     );
     expect(refusal.message).toBe(
-      'Unable to prepare git review: git rev-parse did not finish within 0.3 s.',
+      'Unable to prepare git review: git rev-parse did not finish within 1.5 s.',
     );
     expect(performance.now() - started).toBeLessThan(10_000);
     const pid = Number(readFileSync(pidFile, 'utf8'));

@@ -17,7 +17,16 @@ try {
   try {
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_%'").pluck().all();
     for (const name of triggers) db.exec('DROP TRIGGER IF EXISTS "' + name + '"');
-    db.exec('DROP TABLE IF EXISTS messages_fts');
+    try {
+      db.exec('DROP TABLE IF EXISTS messages_fts');
+    } catch (error) {
+      // fts5 reads its config record before it can drop itself, so an index with an unreadable
+      // format ("invalid fts5 file format") cannot be dropped: give it a readable version first.
+      db.unsafeMode(true);
+      db.exec("INSERT OR REPLACE INTO messages_fts_config(k, v) VALUES ('version', 4)");
+      db.unsafeMode(false);
+      db.exec('DROP TABLE IF EXISTS messages_fts');
+    }
     db.exec('DROP VIEW IF EXISTS messages_fts_src');
     for (const statement of workerData.statements) db.exec(statement);
     const clear = db.prepare('DELETE FROM state_meta WHERE key = ?');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawnProcess } from '@hermes/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { corruptFtsIndex, ftsTriggerCount } from '../test/corrupt-fts.js';
+import { breakFtsIndex, corruptFtsIndex, ftsTriggerCount } from '../test/corrupt-fts.js';
 import { openTestStore, reopenStore } from '../test/helpers.js';
 import {
   type Clock,
@@ -262,5 +262,86 @@ describe('FTS fail-open and recovery', () => {
     expect(ERROR_MESSAGES.ftsRebuildSkipped('pid 1: x')).toBe(
       'Skipping Session DB FTS rebuild while foreign processes hold the database or WAL sidecars (pid 1: x); canonical transcript writes remain available.',
     );
+  });
+});
+
+describe('FTS failures beyond corruption fail open too', () => {
+  it('a dropped FTS table: appends and deletes succeed, search answers with LIKE, a rebuild restores it', async () => {
+    const { store, databasePath } = await openTestStore({ foreignHolderScanner: quietScanner });
+    await seedMessages(store, 50);
+    breakFtsIndex(databasePath, 'missing table');
+    const id = await store.appendMessage('chat', { role: 'user', content: 'kappa after the drop' });
+    expect(store.getMessages('chat', { afterId: id - 1 }).map((row) => row.content)).toEqual([
+      'kappa after the drop',
+    ]);
+    expect(store.isFtsStale()).toBe(true);
+    expect(store.searchMessages('kappa')).toMatchObject({
+      mode: 'like',
+      hits: [expect.objectContaining({ messageId: id })],
+    });
+    await store.createSession({ id: 'doomed', source: 'cli' });
+    await store.appendMessage('doomed', { role: 'user', content: 'bye' });
+    expect(await store.deleteSession('doomed')).toBe(true);
+    expect(await store.rebuildFts()).toBe(1);
+    expect(store.searchMessages('kappa')).toMatchObject({ mode: 'fts', hits: [{ messageId: id }] });
+    expect(ftsTriggerCount(databasePath)).toBe(3);
+  });
+
+  it('a search that meets a dropped FTS table answers with LIKE, not "invalid search query"', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await seedMessages(store, 20);
+    breakFtsIndex(databasePath, 'missing table');
+    const result = store.searchMessages('number 7');
+    expect(result.mode).toBe('like');
+    expect(result.hits.map((hit) => hit.snippet)).toEqual(['alpha message >>>number 7<<<']);
+    expect(store.isFtsStale()).toBe(true);
+  });
+
+  it('a missing content view: search answers with LIKE', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await seedMessages(store, 20);
+    breakFtsIndex(databasePath, 'missing content view');
+    expect(store.searchMessages('alpha', { limit: 5 }).mode).toBe('like');
+    expect(store.isFtsStale()).toBe(true);
+  });
+
+  it('an "invalid file format" index found at open is detached at once and rebuilt in the background', async () => {
+    const { store, databasePath } = await openTestStore();
+    await seedMessages(store, 50);
+    await store.close();
+    breakFtsIndex(databasePath, 'invalid file format');
+    const warnings: string[] = [];
+    const reopened = await reopenStore(databasePath, {
+      recoverFtsOnOpen: false,
+      logger: { warn: (message) => warnings.push(message) },
+    });
+    expect(warnings.join('\n')).toContain('invalid fts5 file format');
+    expect(reopened.isFtsStale()).toBe(true);
+    // Writes never meet the broken index.
+    await reopened.appendMessage('chat', { role: 'user', content: 'lambda' });
+    expect(await reopened.deleteSession('chat')).toBe(true);
+    expect(reopened.getMessages('chat')).toEqual([]);
+    await reopened.createSession({ id: 'after', source: 'cli' });
+    const fresh = await reopened.appendMessage('after', { role: 'user', content: 'lambda again' });
+    expect(reopened.searchMessages('lambda').mode).toBe('like');
+    await reopened.close();
+    // A default open rebuilds it in the background (the rebuild can drop an unreadable index).
+    const recovered = await reopenStore(databasePath, { foreignHolderScanner: quietScanner });
+    expect(await recovered.ftsRecovery).toBe(1);
+    expect(recovered.isFtsStale()).toBe(false);
+    expect(recovered.searchMessages('lambda')).toMatchObject({
+      mode: 'fts',
+      hits: [{ messageId: fresh }],
+    });
+  });
+
+  it('a corrupt index does not make deleting a session throw', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await seedMessages(store, 2000);
+    corruptFtsIndex(databasePath);
+    expect(await store.deleteSession('chat')).toBe(true);
+    expect(store.getSession('chat')).toBeUndefined();
+    expect(store.getMessages('chat')).toEqual([]);
+    expect(store.isFtsStale()).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import { ftsProblem } from './fts-health.js';
 import { FTS_STALE_KEY, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from './limits.js';
 import { shapePreview } from './preview.js';
-import { isFtsCorruption, sqliteErrorMessage } from './sqlite-errors.js';
+import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
 import type { StoreContext } from './store-context.js';
 
 export function readMeta(context: StoreContext, key: string): string | null {
@@ -160,21 +161,27 @@ export function searchMessages(
         .all({ ...parameters, query, limit }) as HitRow[];
       return { hits: rows.map(toHit), mode: 'fts' };
     } catch (error) {
-      if (isFtsCorruption(error)) {
-        try {
-          context.writeAttempt(() => enterFtsFailOpen(context, sqliteErrorMessage(error)));
-        } catch {
-          // Another process holds the write lock: the LIKE answer below still serves this call,
-          // and the next write that meets the corruption detaches the index.
+      // Is the index broken, or the query? A failure that names the index is the index's; for
+      // anything else a cheap health probe decides. A broken index is detached (fail open) and
+      // this call answers with LIKE; a healthy index means the query itself was at fault.
+      const problem = isFtsIndexFailure(error)
+        ? sqliteErrorMessage(error)
+        : ftsProblem(context, { expectTriggers: false });
+      if (problem === null) {
+        if ((error as { code?: string }).code === 'SQLITE_ERROR') {
+          throw new SessionStoreError({
+            code: 'invalid_search_query',
+            message: ERROR_MESSAGES.invalidSearchQuery(query, sqliteErrorMessage(error)),
+            cause: error,
+          });
         }
-      } else if ((error as { code?: string }).code === 'SQLITE_ERROR') {
-        throw new SessionStoreError({
-          code: 'invalid_search_query',
-          message: ERROR_MESSAGES.invalidSearchQuery(query, sqliteErrorMessage(error)),
-          cause: error,
-        });
-      } else {
         throw error;
+      }
+      try {
+        context.writeAttempt(() => enterFtsFailOpen(context, problem));
+      } catch {
+        // Another process holds the write lock: the LIKE answer below still serves this call,
+        // and the next write that meets the broken index detaches it.
       }
     }
   }

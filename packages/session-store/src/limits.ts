@@ -49,11 +49,12 @@ export const FTS_REBUILD_LOCK_POLL_MS = 100;
 export const FTS_REBUILD_LOCK_ORPHAN_MS = 5_000;
 
 /**
- * How long one write attempt may wait inside SQLite for the write lock. That wait blocks the
- * thread (better-sqlite3 is synchronous), so it is kept short; the write-patience loop does the
- * real waiting between attempts on an awaited, jittered timer.
+ * How long one write attempt may wait inside SQLite for another process's write lock: not at
+ * all. SQLite's busy wait sleeps on the calling thread (better-sqlite3 is synchronous), and on a
+ * loaded machine even a 10 ms budget stretched to 40+ ms of frozen event loop; the write-patience
+ * loop does all the waiting on awaited timers instead.
  */
-export const WRITE_ATTEMPT_BUSY_TIMEOUT_MS = 10;
+export const WRITE_ATTEMPT_BUSY_TIMEOUT_MS = 0;
 /**
  * Busy timeout for reads. In WAL mode readers never wait for writers; in DELETE journal mode a
  * read may wait this long for a committing writer.

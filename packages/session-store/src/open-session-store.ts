@@ -5,7 +5,8 @@ import { debuglog } from 'node:util';
 import { getHermesHome } from '@hermes/config';
 import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 import { type ForeignHolderScanner, scanForeignHolders } from './foreign-holders.js';
-import { dropFtsTriggers, isFtsStale } from './fts.js';
+import { dropFtsTriggers, enterFtsFailOpen, isFtsStale } from './fts.js';
+import { ftsProblem } from './fts-health.js';
 import {
   CHECKPOINT_INTERVAL_MS,
   FTS_REBUILD_LOCK_TIMEOUT_MS,
@@ -37,8 +38,8 @@ export interface OpenSessionStoreOptions {
   /** Overrides filesystem detection (WAL is avoided on virtiofs and 9p). */
   readonly filesystemType?: string | null;
   /**
-   * The longest one write attempt waits inside SQLite for another process's lock (default
-   * 10 ms). That wait blocks the event loop; write patience does the rest on a timer.
+   * How long one write attempt may wait inside SQLite for another process's lock (default 0).
+   * That wait blocks the event loop; write patience waits on timers instead.
    */
   readonly busyTimeoutMs?: number;
   readonly writePatienceSeconds?: number;
@@ -75,6 +76,7 @@ export async function openSessionStore(
   const filePath = path.resolve(options.path ?? path.join(getHermesHome(), 'state.db'));
   await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
   const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? { warn: (message: string) => debug(message) };
   const sleep = options.sleep ?? realSleep;
   const busyTimeouts = {
     attemptMs: options.busyTimeoutMs ?? WRITE_ATTEMPT_BUSY_TIMEOUT_MS,
@@ -117,6 +119,19 @@ export async function openSessionStore(
       patience,
     );
     stale = isFtsStale(context);
+    const problem = stale ? null : ftsProblem(context, { expectTriggers: true });
+    if (problem !== null) {
+      // A broken index found at open (a missing table, an unreadable format, a wrecked
+      // structure): detach it now so no write meets it, and rebuild in the background.
+      await withWritePatience(
+        () => context.writeAttempt(() => enterFtsFailOpen(context, `found at open: ${problem}`)),
+        patience,
+      );
+      logger.warn(
+        `FTS index unusable at open (${problem}); search falls back to LIKE until rebuilt`,
+      );
+      stale = true;
+    }
     if (stale) {
       // Stay detached until the rebuild: a half-broken index must not fail transcript writes.
       await withWritePatience(
@@ -143,7 +158,7 @@ export async function openSessionStore(
       scanner: options.foreignHolderScanner ?? scanForeignHolders,
       clock,
       sleep,
-      logger: options.logger ?? { warn: (message) => debug(message) },
+      logger,
     },
     options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS,
   );

@@ -91,7 +91,7 @@ import {
   type UpdateSessionInput,
   updateSession,
 } from './sessions.js';
-import { isFtsCorruption, sqliteErrorMessage } from './sqlite-errors.js';
+import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
 import { archiveStaleSessions } from './stale-archive.js';
 import type { StoreContext } from './store-context.js';
 import type { StoreSettings } from './store-settings.js';
@@ -202,40 +202,38 @@ export class SessionStore {
   ): Promise<T> {
     const database = this.#db();
     const transaction = database.transaction(() => work(this.#context));
-    const result = await withWritePatience(
-      () => this.#context.writeAttempt(() => transaction.immediate()),
-      {
-        patienceSeconds,
-        startedMs,
-        clock: this.#settings.clock,
-        sleep: this.#settings.sleep,
-      },
-    );
+    const patience = {
+      patienceSeconds,
+      startedMs,
+      clock: this.#settings.clock,
+      sleep: this.#settings.sleep,
+    };
+    const attempt = () => this.#context.writeAttempt(() => transaction.immediate());
+    let result: T;
+    try {
+      result = await withWritePatience(attempt, patience);
+    } catch (error) {
+      // A broken search index must never cost a transcript write (or a delete): detach the
+      // index (fail open), then run the same transaction again.
+      if (!isFtsIndexFailure(error)) throw error;
+      const reason = sqliteErrorMessage(error);
+      await withWritePatience(
+        () => this.#context.writeAttempt(() => enterFtsFailOpen(this.#context, reason)),
+        patience,
+      );
+      this.#settings.logger.warn(
+        `FTS index unusable (${reason}); search falls back to LIKE until rebuilt`,
+      );
+      result = await withWritePatience(attempt, patience);
+    }
     this.#writesSinceCheckpoint += 1;
     if (this.#writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.checkpoint();
     return result;
   }
 
-  /** Transcript writes survive a corrupt FTS index: fail open (detach FTS), then write again. */
-  async #writeTranscript<T>(work: (context: StoreContext) => T): Promise<T> {
-    try {
-      return await this.#write(work, TRANSCRIPT_WRITE_PATIENCE_SECONDS);
-    } catch (error) {
-      if (!isFtsCorruption(error)) throw error;
-      const reason = sqliteErrorMessage(error);
-      await withWritePatience(
-        () => this.#context.writeAttempt(() => enterFtsFailOpen(this.#context, reason)),
-        {
-          patienceSeconds: TRANSCRIPT_WRITE_PATIENCE_SECONDS,
-          clock: this.#settings.clock,
-          sleep: this.#settings.sleep,
-        },
-      );
-      this.#settings.logger.warn(
-        `FTS index corrupt (${reason}); search falls back to LIKE until rebuilt`,
-      );
-      return this.#write(work, TRANSCRIPT_WRITE_PATIENCE_SECONDS);
-    }
+  /** Transcript writes get the longer transcript patience (60 s). */
+  #writeTranscript<T>(work: (context: StoreContext) => T): Promise<T> {
+    return this.#write(work, TRANSCRIPT_WRITE_PATIENCE_SECONDS);
   }
 
   /**

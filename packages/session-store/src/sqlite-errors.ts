@@ -15,12 +15,22 @@ export function isBusyError(error: unknown): boolean {
   return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 }
 
-/** Corruption scoped to the FTS index (fail-open territory), as opposed to structural damage. */
-export function isFtsCorruption(error: unknown): boolean {
+/**
+ * A failure that names the FTS index: FTS-scoped corruption (`SQLITE_CORRUPT_VTAB`, or a corrupt
+ * code with an fts5 message), a missing FTS table or view ("no such table: main.messages_fts"),
+ * an fts5 "invalid file format", or any error whose message names `messages_fts`. Classified
+ * broadly on purpose: failing open on a broken index costs search quality until a rebuild,
+ * while failing a transcript write loses data.
+ */
+export function isFtsIndexFailure(error: unknown): boolean {
   const code = codeOf(error);
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return false;
   if (code === 'SQLITE_CORRUPT_VTAB') return true;
   const message = messageOf(error);
-  return code.startsWith('SQLITE_CORRUPT') && /fts5|messages_fts/.test(message);
+  if (/messages_fts/.test(message)) return true;
+  if (/invalid fts5 file format|fts5: corrupt|vtable constructor failed/i.test(message))
+    return true;
+  return code.startsWith('SQLITE_CORRUPT') && /fts5/i.test(message);
 }
 
 export function isNotADatabaseError(error: unknown): boolean {

@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openTestStore } from '../test/helpers.js';
 import { ERROR_MESSAGES } from './index.js';
+import { QUICK_RETRY_DELAYS_MS, withWritePatience } from './write-patience.js';
 
 describe('write patience', () => {
   it('waits out another connection holding the write lock, without blocking the event loop', async () => {
@@ -56,5 +57,33 @@ describe('write patience', () => {
       other.close();
     }
     expect(store.requireSession('s').inputTokens).toBe(0);
+  });
+
+  it('retries quickly at first, then with the reference jitter, and gives up after the patience', async () => {
+    let now = 0;
+    const delays: number[] = [];
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    await expect(
+      withWritePatience(
+        () => {
+          throw busy;
+        },
+        {
+          patienceSeconds: 5,
+          clock: { now: () => now / 1000, monotonicMs: () => now },
+          sleep: async (milliseconds) => {
+            delays.push(milliseconds);
+            now += milliseconds;
+          },
+          random: () => 0.5,
+        },
+      ),
+    ).rejects.toMatchObject({ code: 'database_locked' });
+    expect(delays.slice(0, 3)).toEqual([...QUICK_RETRY_DELAYS_MS]);
+    const later = delays.slice(3);
+    expect(later.filter((delay) => delay === 85).length).toBeGreaterThan(0); // 20–150 ms at first
+    expect(later.at(-1)).toBe(625); // 250–1000 ms after 2 s
+    expect(now).toBeGreaterThanOrEqual(5000);
+    expect(now).toBeLessThan(5000 + 1000);
   });
 });

@@ -13,10 +13,16 @@ export interface WritePatienceOptions {
 }
 
 /**
+ * The first retries come quickly (1, 2, 4 ms) so a lock that is only being released (another
+ * process committing) costs almost nothing; after them the jitter below spreads competing writers.
+ */
+export const QUICK_RETRY_DELAYS_MS = [1, 2, 4] as const;
+
+/**
  * Runs `attempt` (one short synchronous transaction) until it stops failing with SQLITE_BUSY or
  * the patience runs out. The wait between attempts is an awaited timer, never a synchronous sleep,
- * so a held lock in another process never blocks this event loop. Jitter spreads competing
- * writers: short waits during the first 2 s, longer ones after.
+ * so a held lock in another process never blocks this event loop. After a few quick retries,
+ * jitter spreads competing writers: 20–150 ms during the first 2 s, 250–1000 ms after.
  */
 export async function withWritePatience<T>(
   attempt: () => T,
@@ -24,7 +30,7 @@ export async function withWritePatience<T>(
 ): Promise<T> {
   const random = options.random ?? Math.random;
   const started = options.startedMs ?? options.clock.monotonicMs();
-  for (;;) {
+  for (let retry = 0; ; retry += 1) {
     try {
       return attempt();
     } catch (error) {
@@ -36,6 +42,11 @@ export async function withWritePatience<T>(
           message: ERROR_MESSAGES.databaseLocked(options.patienceSeconds),
           cause: error,
         });
+      }
+      const quick = QUICK_RETRY_DELAYS_MS[retry];
+      if (quick !== undefined) {
+        await options.sleep(quick);
+        continue;
       }
       const [low, high] = elapsed < 2000 ? [20, 150] : [250, 1000];
       await options.sleep(low + random() * (high - low));

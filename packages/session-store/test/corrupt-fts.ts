@@ -28,3 +28,20 @@ export function ftsTriggerCount(databasePath: string): number {
     raw.close();
   }
 }
+
+/** Breaks the FTS index through a raw connection in ways other than corruption. */
+export function breakFtsIndex(
+  databasePath: string,
+  how: 'missing table' | 'invalid file format' | 'missing content view',
+): void {
+  const raw = new BetterSqlite3(databasePath);
+  try {
+    raw.unsafeMode(true);
+    if (how === 'missing table') raw.exec('DROP TABLE messages_fts');
+    if (how === 'invalid file format')
+      raw.exec("UPDATE messages_fts_config SET v = 99 WHERE k = 'version'");
+    if (how === 'missing content view') raw.exec('DROP VIEW messages_fts_src');
+  } finally {
+    raw.close();
+  }
+}

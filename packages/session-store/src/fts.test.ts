@@ -63,13 +63,75 @@ describe('searchMessages', () => {
     expect(result.hits[0]?.snippet).toContain('>>>tomato<<<');
   });
 
-  it('turns an FTS syntax error from user input into a clear error', async () => {
+  it('searches whatever a person types: punctuation and operator words are text', async () => {
     const { store } = await openTestStore();
-    await seedMessages(store, 2);
-    expect(() => store.searchMessages('alpha AND')).toThrow(
+    await store.createSession({ id: 's', source: 'cli' });
+    const texts = {
+      'gpt-4.1': 'we compared gpt-4.1 with the older model',
+      'e-mail': 'please send the e-mail tomorrow',
+      "don't": "I don't think so",
+      'C++': 'templates in C++ are hard',
+      'what?': 'what? that cannot be right',
+      'ada@example.com': 'write to ada@example.com for access',
+      NOT: 'NOT a problem at all',
+    };
+    const ids = new Map<string, number>();
+    for (const [query, content] of Object.entries(texts)) {
+      ids.set(query, await store.appendMessage('s', { role: 'user', content }));
+    }
+    await store.appendMessage('s', { role: 'user', content: 'unrelated words only' });
+    for (const query of Object.keys(texts)) {
+      const result = store.searchMessages(query);
+      expect(result.mode, query).toBe('fts');
+      expect(
+        result.hits.map((hit) => hit.messageId),
+        query,
+      ).toContain(ids.get(query));
+    }
+    expect(store.searchMessages('gpt-4.1').hits).toHaveLength(1);
+    expect(store.searchMessages('ada@example.com').hits).toHaveLength(1);
+    // Words are ANDed; a trailing * is a prefix; a quoted phrase stays a phrase.
+    expect(store.searchMessages('send tomorrow').hits.map((hit) => hit.messageId)).toEqual([
+      ids.get('e-mail'),
+    ]);
+    expect(store.searchMessages('templ*').hits.map((hit) => hit.messageId)).toEqual([
+      ids.get('C++'),
+    ]);
+    expect(store.searchMessages('"older model"').hits).toHaveLength(1);
+    expect(store.searchMessages('"model older"').hits).toHaveLength(0);
+    // Nothing searchable (only punctuation, a lone quote) finds nothing rather than failing.
+    expect(store.searchMessages('?? -- "').hits).toEqual([]);
+    expect(store.searchMessages('"unterminated phrase').hits).toEqual([]);
+  });
+
+  it('the same text searches the same way in LIKE mode while the index is stale', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await store.createSession({ id: 's', source: 'cli' });
+    const target = await store.appendMessage('s', {
+      role: 'user',
+      content: 'we compared gpt-4.1 with the older model',
+    });
+    await store.appendMessage('s', { role: 'user', content: 'gpt-4.1 alone' });
+    breakFtsIndex(databasePath, 'missing table');
+    await store.appendMessage('s', { role: 'user', content: 'after' }); // detaches the index
+    const result = store.searchMessages('gpt-4.1 older');
+    expect(result.mode).toBe('like');
+    expect(result.hits.map((hit) => hit.messageId)).toEqual([target]);
+  });
+
+  it('raw FTS5 syntax is opt-in, and its syntax errors are clear errors', async () => {
+    const { store } = await openTestStore();
+    await seedMessages(store, 20);
+    expect(store.searchMessages('alpha NOT number', { syntax: 'fts5' }).hits).toEqual([]);
+    expect(store.searchMessages('number 7 OR number 8', { syntax: 'fts5' }).hits).toHaveLength(2);
+    expect(() => store.searchMessages('alpha AND', { syntax: 'fts5' })).toThrow(
       expect.objectContaining({ code: 'invalid_search_query' }),
     );
-    expect(() => store.searchMessages('"unterminated')).toThrow(/Invalid search query/);
+    expect(() => store.searchMessages('"unterminated', { syntax: 'fts5' })).toThrow(
+      /Invalid search query/,
+    );
+    // The same text as terms is fine: it looks for messages with both words.
+    expect(store.searchMessages('alpha AND').hits).toEqual([]);
   });
 
   it('indexes updates and deletes through the triggers', async () => {
@@ -111,7 +173,7 @@ describe('FTS fail-open and recovery', () => {
     const result = store.searchMessages('number 199');
     expect(result.mode).toBe('like');
     expect(result.hits).toHaveLength(1);
-    expect(result.hits[0]?.snippet).toContain('>>>number 199<<<');
+    expect(result.hits[0]?.snippet).toBe('alpha message >>>number<<< >>>199<<<');
     expect(store.isFtsStale()).toBe(true);
   });
 
@@ -291,9 +353,9 @@ describe('FTS failures beyond corruption fail open too', () => {
     const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
     await seedMessages(store, 20);
     breakFtsIndex(databasePath, 'missing table');
-    const result = store.searchMessages('number 7');
+    const result = store.searchMessages('number 17');
     expect(result.mode).toBe('like');
-    expect(result.hits.map((hit) => hit.snippet)).toEqual(['alpha message >>>number 7<<<']);
+    expect(result.hits.map((hit) => hit.snippet)).toEqual(['alpha message >>>number<<< >>>17<<<']);
     expect(store.isFtsStale()).toBe(true);
   });
 

@@ -2,6 +2,13 @@ import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { ftsProblem } from './fts-health.js';
 import { FTS_STALE_KEY, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from './limits.js';
 import { shapePreview } from './preview.js';
+import {
+  parseSearchTerms,
+  rawQueryLikeTerms,
+  type SearchSyntax,
+  type SearchTerm,
+  toFtsQuery,
+} from './search-query.js';
 import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
 import type { StoreContext } from './store-context.js';
 
@@ -54,6 +61,13 @@ export function enterFtsFailOpen(context: StoreContext, reason: string): void {
 
 export interface SearchMessagesOptions {
   readonly limit?: number;
+  /**
+   * `terms` (default): the query is what a person typed — words and quoted phrases, ANDed, a
+   * trailing `*` for a prefix; nothing in it is an operator, so any text searches. `fts5`: the
+   * query is raw FTS5 syntax (operators, column filters, NEAR); a syntax error is
+   * `invalid_search_query`.
+   */
+  readonly syntax?: SearchSyntax;
   readonly sessionId?: string;
   readonly source?: string;
   readonly includeHidden?: boolean;
@@ -145,7 +159,10 @@ export function searchMessages(
   options: SearchMessagesOptions = {},
 ): MessageSearchResult {
   const limit = Math.min(Math.max(1, options.limit ?? SEARCH_DEFAULT_LIMIT), SEARCH_MAX_LIMIT);
-  if (query.trim().length === 0) return { hits: [], mode: 'fts' };
+  const raw = options.syntax === 'fts5';
+  const terms = raw ? rawQueryLikeTerms(query) : parseSearchTerms(query);
+  const match = raw ? query.trim() : toFtsQuery(terms);
+  if (!match) return { hits: [], mode: 'fts' };
   if (!isFtsStale(context)) {
     const { sql, parameters } = filters(options);
     try {
@@ -158,7 +175,7 @@ export function searchMessages(
            WHERE messages_fts MATCH @query AND ${sql}
            ORDER BY messages_fts.rowid DESC LIMIT @limit`,
         )
-        .all({ ...parameters, query, limit }) as HitRow[];
+        .all({ ...parameters, query: match, limit }) as HitRow[];
       return { hits: rows.map(toHit), mode: 'fts' };
     } catch (error) {
       // Is the index broken, or the query? A failure that names the index is the index's; for
@@ -185,43 +202,49 @@ export function searchMessages(
       }
     }
   }
-  return { hits: likeSearch(context, query, options, limit), mode: 'like' };
+  return { hits: likeSearch(context, terms, options, limit), mode: 'like' };
 }
 
 function likeSearch(
   context: StoreContext,
-  query: string,
+  terms: readonly SearchTerm[],
   options: SearchMessagesOptions,
   limit: number,
 ): MessageSearchHit[] {
-  const needle = query
-    .replace(/["*()^]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (needle.length === 0) return [];
+  if (terms.length === 0) return [];
   const { sql, parameters } = filters(options);
-  const rows = context
-    .statement(
+  // Every term must appear (the same AND as the FTS query), as a case-insensitive substring.
+  const likes: Record<string, string> = {};
+  const conditions = terms.map((term, index) => {
+    likes[`like${index}`] = `%${term.text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+    return `m.content LIKE @like${index} ESCAPE '\\'`;
+  });
+  const rows = context.db
+    .prepare(
       `SELECT m.id AS messageId, m.session_id AS sessionId, m.role AS role, m.timestamp AS timestamp,
          m.content AS snippet, s.title AS title, s.source AS source, s.started_at AS startedAt,
          s.lineage_root_id AS lineageRootId
        FROM messages m JOIN sessions s ON s.id = m.session_id
-       WHERE m.content LIKE @like ESCAPE '\\' AND ${sql}
+       WHERE ${conditions.join(' AND ')} AND ${sql}
        ORDER BY m.id DESC LIMIT @limit`,
     )
-    .all({
-      ...parameters,
-      like: `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
-      limit,
-    }) as HitRow[];
-  return rows.map((row) => toHit({ ...row, snippet: likeSnippet(row.snippet ?? '', needle) }));
+    .all({ ...parameters, ...likes, limit }) as HitRow[];
+  return rows.map((row) => toHit({ ...row, snippet: likeSnippet(row.snippet ?? '', terms) }));
 }
 
-function likeSnippet(content: string, needle: string): string {
-  const at = content.toLowerCase().indexOf(needle.toLowerCase());
+/** About 40 characters either side of the first term, every term in it marked like FTS5 does. */
+function likeSnippet(content: string, terms: readonly SearchTerm[]): string {
+  const first = terms[0]?.text ?? '';
+  const at = content.toLowerCase().indexOf(first.toLowerCase());
   if (at < 0) return shapePreview(content);
   const start = Math.max(0, at - 40);
-  const end = Math.min(content.length, at + needle.length + 40);
-  const marked = `${content.slice(start, at)}${SNIPPET_OPEN}${content.slice(at, at + needle.length)}${SNIPPET_CLOSE}${content.slice(at + needle.length, end)}`;
+  const end = Math.min(content.length, at + first.length + 40);
+  const pattern = new RegExp(
+    terms.map((term) => term.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
+    'giu',
+  );
+  const marked = content
+    .slice(start, end)
+    .replace(pattern, (found) => `${SNIPPET_OPEN}${found}${SNIPPET_CLOSE}`);
   return `${start > 0 ? '...' : ''}${marked}${end < content.length ? '...' : ''}`;
 }

@@ -15,7 +15,7 @@ import {
 import { createDefaultVerbHandlers, type DefaultVerbOptions } from './default-verbs.js';
 import { ControlSocketError } from './errors.js';
 import { type ControlSocketLogger, silentLogger } from './logger.js';
-import { dispatchRequestLine } from './request-dispatch.js';
+import { type AbandonSlot, dispatchWithSlot } from './request-dispatch.js';
 import { resolveServerSocketPath, type SocketPathOptions } from './socket-path.js';
 import { type VerbHandler, VerbRegistry } from './verb-registry.js';
 
@@ -340,10 +340,10 @@ function serveConnection(input: ServeConnectionInput): void {
     clearTimeout(deadline);
     deadline = undefined;
   };
-  const closed = new AbortController();
+  const handlerSlot: AbandonSlot = {};
   socket.once('close', () => {
     clearDeadline();
-    closed.abort();
+    handlerSlot.abandon?.();
   });
   socket.on('error', () => {
     // Resets and timeouts are the client's business; the socket is destroyed either way.
@@ -361,10 +361,7 @@ function serveConnection(input: ServeConnectionInput): void {
     }
     let reply: string;
     try {
-      reply = await dispatchRequestLine(line, registry, {
-        handlerTimeoutMs,
-        signal: closed.signal,
-      });
+      reply = await dispatchWithSlot(line, registry, handlerTimeoutMs, handlerSlot);
     } catch (error) {
       logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
       socket.destroy();

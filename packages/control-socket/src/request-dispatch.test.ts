@@ -11,7 +11,7 @@ import {
   UNSUPPORTED_PROTOCOL_ERROR_PREFIX,
 } from './constants.js';
 import { dispatchRequestLine } from './request-dispatch.js';
-import { VerbRegistry } from './verb-registry.js';
+import { type VerbHandlerContext, VerbRegistry } from './verb-registry.js';
 import { ControlReplySchema } from './wire-schema.js';
 
 const registry = new VerbRegistry({
@@ -210,6 +210,25 @@ describe('handler deadline', () => {
       id: 1,
     });
     expect(signal?.aborted).toBe(true);
+  });
+
+  it('hands a handler that looks at its signal only after the deadline an aborted one', async () => {
+    const seen: VerbHandlerContext[] = [];
+    const late = new VerbRegistry({
+      late: (_request, context) => {
+        if (context) seen.push(context);
+        return new Promise(() => {});
+      },
+    });
+    const text = await dispatchRequestLine(Buffer.from('{"verb":"late"}'), late, {
+      handlerTimeoutMs: 20,
+    });
+    expect(JSON.parse(text)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^TimeoutError/),
+    });
+    expect(seen[0]?.signal.aborted).toBe(true);
+    expect(seen[0]?.signal.reason).toMatchObject({ name: 'TimeoutError' });
   });
 
   it('stops waiting for a handler whose caller gave up', async () => {

@@ -1,6 +1,7 @@
 import { COMPACTION_SUMMARY_PREFIXES } from '@hermes/session-store';
 import { describe, expect, it } from 'vitest';
 import { agentFixture, requestBodies } from '../../test/fixtures.js';
+import { AGENT_ERROR_MESSAGES } from '../errors.js';
 import type { AgentEvent } from '../events.js';
 import { COMPACTION_SUMMARY_PREFIX, compressSession } from './compress-session.js';
 
@@ -150,5 +151,21 @@ describe('context compression', () => {
     });
     const child = fixture.store.getMessages(result.childSessionId);
     expect(child.map((row) => row.role)).toEqual(['user', 'assistant', 'tool']);
+  });
+
+  it('refuses while another holder has the compression lease, changing nothing', async () => {
+    const fixture = await agentFixture({ server: { script: [{ text: 'never used' }] } });
+    const session = await seeded(fixture, 3);
+    expect(await fixture.store.acquireCompressionLease(session.id)).not.toBeNull();
+    await expect(
+      compressSession({
+        store: fixture.store,
+        config: fixture.config,
+        sessionId: session.id,
+        protectLastN: 1,
+      }),
+    ).rejects.toThrow(AGENT_ERROR_MESSAGES.compressionBusy(session.id));
+    expect(fixture.model.modelRequests).toHaveLength(0);
+    expect(fixture.store.requireSession(session.id).endedAt).toBeNull();
   });
 });

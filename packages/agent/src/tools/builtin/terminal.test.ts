@@ -173,4 +173,21 @@ describe('terminal tool', () => {
     );
     expect(outcome.ok).toBe(true);
   });
+
+  it('denies when the surface does not answer within approvals.timeout', async () => {
+    const context = await toolContext({ raw: { approvals: { timeout: 1 } } });
+    const agent = context.fixture.agent({ approve: () => new Promise(() => {}) });
+    const session = await agent.createSession();
+    context.fixture.model.push(
+      { toolCalls: [{ id: 'd1', name: 'terminal', arguments: { command: 'rm -rf ./keep' } }] },
+      { text: 'ok' },
+    );
+    const started = performance.now();
+    await agent.runTurn({ sessionId: session.id, message: 'clean up' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    const toolRow = context.fixture.store
+      .getMessages(session.id)
+      .find((row) => row.role === 'tool');
+    expect(JSON.parse(toolRow?.content ?? '{}').error).toMatch(/^Command denied/);
+  });
 });

@@ -63,11 +63,25 @@ describe('README', () => {
       exit: { code: 0, signal: null },
       stderr: '',
     });
-    expect(result.stdout).toBe(
-      '[read_file] {"path":"notes.txt"}\nIt says hello.\ncompleted after 2 model calls\n',
-    );
+    expect(result.stdout).toBe('It says hello.\ncompleted after 2 model calls\n');
     const second = model.modelRequests[1]?.body as { messages: { content: string }[] };
     expect(JSON.stringify(second.messages)).toContain('hello from the notes');
+  });
+
+  it('prints what the README shows in a fresh home with no model configured', async () => {
+    const readme = await readFile(path.join(packageRoot, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Example'));
+    const [example] = fencedBlocks(section, 'ts');
+    const [shown] = fencedBlocks(section, 'text');
+    const home = (await tempHome()).path;
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) => !/API_KEY$/.test(name) && name !== 'HERMES_HOME',
+      ),
+    );
+    const result = await run(example as string, { ...env, HOME: home });
+    expect(result.exit).toEqual({ code: 0, signal: null });
+    expect(result.stdout).toBe(shown);
   });
 
   it('runs the custom-tool example', async () => {

@@ -75,6 +75,51 @@ async function settle(promise: Promise<unknown>): Promise<unknown> {
   }
 }
 
+describe('BrowserControlBroker scopes are immutable data', () => {
+  const plainScope = (capabilities: Set<string>): ControllerScope => ({
+    ...identity,
+    capabilities,
+  });
+
+  it('hands out scopes from select() and scopeForSession() that cannot be widened', async () => {
+    const broker = makeBroker({ developerMode: true });
+    await broker.attach(scopeOf({ capabilities: ['browser_snapshot'] }), recorder().send, {});
+    for (const handed of [
+      broker.select(scopeOf(), 'browser_snapshot'),
+      broker.scopeForSession(lane),
+    ]) {
+      expect(handed).not.toBeNull();
+      const capabilities = handed?.capabilities as Set<string>;
+      expect(() => capabilities.add('browser_evaluate')).toThrow(TypeError);
+      expect(() => Set.prototype.add.call(capabilities, 'browser_evaluate')).toThrow(TypeError);
+    }
+    expect(broker.select(scopeOf(), 'browser_evaluate')).toBeNull();
+    await expect(
+      broker.dispatch({ scope: scopeOf(), action: 'browser_evaluate' }),
+    ).rejects.toBeInstanceOf(ControllerUnavailable);
+  });
+
+  it("copies a caller's mutable scope on attach, so changing it later changes nothing", async () => {
+    const broker = makeBroker({ developerMode: true });
+    const capabilities = new Set(['browser_snapshot']);
+    const scope = plainScope(capabilities);
+    await broker.attach(scope, recorder().send, {});
+    capabilities.add('browser_evaluate');
+    expect(broker.select(scope, 'browser_evaluate')).toBeNull();
+    expect(broker.scopeForSession(lane)?.capabilities.has('browser_evaluate')).toBe(false);
+  });
+
+  it("copies a caller's mutable scope into the ticket it mints", () => {
+    const broker = makeBroker();
+    const capabilities = new Set(['browser_snapshot']);
+    const ticket = broker.mintTicket(plainScope(capabilities));
+    capabilities.add('browser_evaluate');
+    const consumed = broker.consumeTicket(ticket.value);
+    expect([...consumed.capabilities]).toEqual(['browser_snapshot']);
+    expect(() => (consumed.capabilities as Set<string>).add('browser_evaluate')).toThrow(TypeError);
+  });
+});
+
 describe('BrowserControlBroker selection', () => {
   it('selects only a connected controller with the exact identity and the capability', async () => {
     const broker = makeBroker();

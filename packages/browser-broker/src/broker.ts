@@ -37,6 +37,7 @@ import {
   sameIdentity,
   sameScope,
   scopeKey,
+  toImmutableScope,
 } from './scope.js';
 import { type Ticket, TicketBook } from './ticket-book.js';
 import type { TurnTarget } from './turn-target.js';
@@ -144,7 +145,7 @@ export class BrowserControlBroker {
   // ---- tickets -------------------------------------------------------------------------------
 
   mintTicket(scope: ControllerScope): Ticket {
-    return this.#tickets.mint(scope);
+    return this.#tickets.mint(toImmutableScope(scope));
   }
 
   consumeTicket(value: string): ControllerScope {
@@ -223,7 +224,10 @@ export class BrowserControlBroker {
    * reconnect that swaps transport and capabilities, keeps pending work, and flushes deferred
    * cancels through the new transport before the controller is admitted again.
    */
-  async attach(scope: ControllerScope, send: ControllerSend, owner: object | null = null) {
+  async attach(input: ControllerScope, send: ControllerSend, owner: object | null = null) {
+    // What the broker keeps, and hands out from select()/scopeForSession(), must not change under
+    // it: a caller's own object is copied into an immutable scope first.
+    const scope = toImmutableScope(input);
     for (;;) {
       const same = this.#findByIdentity(scope);
       const lane = replacementLaneKey(scope);

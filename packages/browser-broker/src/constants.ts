@@ -62,6 +62,24 @@ export const BROWSER_CONTROL_KEEPALIVE_SECONDS = 20;
 export const BROWSER_CONTROL_PING_SECONDS = 30;
 /** A socket write that has not finished within this bound is a slow write, not a failure. */
 export const BROWSER_CONTROL_SEND_WAIT_SECONDS = 10;
+/**
+ * The largest WebSocket message either side of the controller socket accepts: 4 MiB, the
+ * reference server's (aiohttp) default. Results are JSON (a page snapshot is well under this);
+ * bytes travel as artifacts. A larger frame closes the socket with 1009 before it is buffered.
+ */
+export const MAX_CONTROLLER_FRAME_BYTES = 4 * 1024 * 1024;
+/**
+ * Inbound frames one controller socket may have waiting while an earlier one is in flight
+ * (a cancel or detach waiting for the controller's send lock, or the attach). A peer past this
+ * is flooding: its socket is closed with 1008.
+ */
+export const MAX_QUEUED_CONTROLLER_FRAMES = 1024;
+/**
+ * Bytes of replies (heartbeat echoes, acknowledgements, keepalives) a controller may leave
+ * unread in the server's socket buffer: two maximum-size frames. A peer past this is not reading
+ * while it keeps asking, and its socket is closed with 1008.
+ */
+export const MAX_UNREAD_CONTROLLER_BYTES = 2 * MAX_CONTROLLER_FRAME_BYTES;
 /** Heartbeat nonces longer than this are ignored. */
 export const MAX_HEARTBEAT_NONCE_LENGTH = 128;
 

@@ -384,4 +384,35 @@ describe('defaultNavigationUrlPolicy', () => {
       expect(() => defaultNavigationUrlPolicy(url)).not.toThrow();
     }
   });
+
+  it('judges IPv6 literals after normalising them: embedded IPv4, link-local, metadata', () => {
+    for (const url of [
+      'http://[::ffff:169.254.169.254]/',
+      'http://[::ffff:a9fe:a9fe]/',
+      'http://[0:0:0:0:0:ffff:a9fe:a9fe]/latest/meta-data/',
+      'http://[::ffff:0:a9fe:a9fe]/',
+      'http://[::169.254.169.254]/',
+      'http://[64:ff9b::169.254.169.254]/',
+      'http://[::ffff:169.254.1.1]/',
+      'http://[fe80::1]/',
+      'http://[FE80:0:0:0:0:0:0:1]:8080/',
+      'http://[febf:ffff::1]/',
+      'http://[fd00:ec2::254]/',
+      'http://[fd00:0ec2:0000:0000:0000:0000:0000:0254]/',
+      'http://[::ffff:100.100.100.200]/',
+    ]) {
+      expect(() => defaultNavigationUrlPolicy(url), url).toThrow();
+    }
+    for (const url of [
+      'http://[::1]:3000/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[::ffff:10.0.0.5]/',
+      'http://[fd12:3456::1]/',
+      'http://[fec0::1]/',
+      'https://[2001:db8::1]/',
+      'http://127.0.0.1:8080/',
+    ]) {
+      expect(() => defaultNavigationUrlPolicy(url), url).not.toThrow();
+    }
+  });
 });

@@ -41,4 +41,23 @@ describe('scope', () => {
     const scope = createScope(base);
     expect(Object.isFrozen(scope)).toBe(true);
   });
+
+  it('cannot gain a capability after creation, whatever the caller tries', () => {
+    const scope = createScope({ ...base, capabilities: ['browser_snapshot'] });
+    const capabilities = scope.capabilities as Set<string>;
+    expect(() => capabilities.add('browser_evaluate')).toThrow(TypeError);
+    expect(() => Set.prototype.add.call(capabilities, 'browser_evaluate')).toThrow(TypeError);
+    expect(() => capabilities.delete('browser_snapshot')).toThrow(TypeError);
+    expect(() => capabilities.clear()).toThrow(TypeError);
+    expect([...scope.capabilities]).toEqual(['browser_snapshot']);
+    expect(scope.capabilities.has('browser_evaluate')).toBe(false);
+    expect(scope.capabilities.size).toBe(1);
+  });
+
+  it("keeps no reference to the caller's capability collection", () => {
+    const requested = new Set(['browser_snapshot']);
+    const scope = createScope({ ...base, capabilities: requested });
+    requested.add('browser_evaluate');
+    expect(scope.capabilities.has('browser_evaluate')).toBe(false);
+  });
 });

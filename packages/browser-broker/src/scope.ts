@@ -1,6 +1,6 @@
 /**
  * Who a controller is (six identity strings) plus what it negotiated (capabilities, not identity).
- * Scopes are frozen values; compare them with `sameIdentity` / `sameScope`, never with `===`.
+ * Scopes are immutable values; compare them with `sameIdentity` / `sameScope`, never with `===`.
  */
 export interface ControllerScope {
   readonly principalId: string | null;
@@ -22,18 +22,83 @@ export interface ControllerScopeInput {
   readonly capabilities?: Iterable<string> | undefined;
 }
 
-/** Builds an immutable scope; absent identity fields become `null`. */
+/**
+ * A capability set that cannot change after construction. `Object.freeze` does not stop
+ * `Set.prototype.add` (a Set's entries are internal slots, not properties), so the entries live in
+ * a private field and the class has no mutators: `.add()` does not exist, and
+ * `Set.prototype.add.call(set, …)` throws because this is not a Set.
+ */
+class CapabilitySet implements ReadonlySet<string> {
+  readonly #entries: Set<string>;
+
+  constructor(entries: Iterable<string>) {
+    this.#entries = new Set(entries);
+    Object.freeze(this);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(value: string): boolean {
+    return this.#entries.has(value);
+  }
+
+  forEach(
+    callback: (value: string, key: string, set: ReadonlySet<string>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const value of this.#entries) callback.call(thisArg, value, value, this);
+  }
+
+  entries(): SetIterator<[string, string]> {
+    return this.#entries.entries();
+  }
+
+  keys(): SetIterator<string> {
+    return this.#entries.keys();
+  }
+
+  values(): SetIterator<string> {
+    return this.#entries.values();
+  }
+
+  [Symbol.iterator](): SetIterator<string> {
+    return this.#entries.values();
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'CapabilitySet';
+  }
+}
+
+/** Scopes this module built: frozen all the way down, safe to keep and to hand out. */
+const immutableScopes = new WeakSet<ControllerScope>();
+
+/**
+ * Builds an immutable scope; absent identity fields become `null`. The object is frozen and its
+ * capability set has no mutators, so a scope can be stored and handed out without copies.
+ */
 export function createScope(input: ControllerScopeInput): ControllerScope {
-  const capabilities = new Set(input.capabilities ?? []);
-  return Object.freeze({
+  const scope: ControllerScope = Object.freeze({
     principalId: input.principalId ?? null,
     profileId: input.profileId ?? null,
     sessionId: input.sessionId ?? null,
     controllerId: input.controllerId ?? null,
     browserProfileId: input.browserProfileId ?? null,
     transportFamily: input.transportFamily ?? null,
-    capabilities: Object.freeze(capabilities) as ReadonlySet<string>,
+    capabilities: new CapabilitySet(input.capabilities ?? []),
   });
+  immutableScopes.add(scope);
+  return scope;
+}
+
+/**
+ * `scope` itself when `createScope` built it, else an immutable copy. Whatever the broker keeps
+ * goes through this: a caller's own object (a plain literal with a real `Set`) may change later.
+ */
+export function toImmutableScope(scope: ControllerScope): ControllerScope {
+  return immutableScopes.has(scope) ? scope : createScope(scope);
 }
 
 /** Returns a copy of `scope` with other capabilities (identity unchanged). */
@@ -44,7 +109,8 @@ export function withCapabilities(
   return createScope({ ...scope, capabilities });
 }
 
-// Scopes are frozen, so their keys are computed once (they sit on every dispatch and result).
+// Immutable scopes' keys are computed once (they sit on every dispatch and result); a caller's
+// own (possibly mutable) object is keyed afresh each time.
 const identityKeys = new WeakMap<ControllerScope, string>();
 const scopeKeys = new WeakMap<ControllerScope, string>();
 
@@ -60,7 +126,7 @@ export function identityKey(scope: ControllerScope): string {
       scope.browserProfileId,
       scope.transportFamily,
     ]);
-    if (Object.isFrozen(scope)) identityKeys.set(scope, key);
+    if (immutableScopes.has(scope)) identityKeys.set(scope, key);
   }
   return key;
 }
@@ -70,7 +136,7 @@ export function scopeKey(scope: ControllerScope): string {
   let key = scopeKeys.get(scope);
   if (key === undefined) {
     key = `${identityKey(scope)}${JSON.stringify([...scope.capabilities].sort())}`;
-    if (Object.isFrozen(scope)) scopeKeys.set(scope, key);
+    if (immutableScopes.has(scope)) scopeKeys.set(scope, key);
   }
   return key;
 }

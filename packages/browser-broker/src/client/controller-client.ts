@@ -10,6 +10,7 @@ import {
   FRAME_DETACH,
   FRAME_HEARTBEAT,
   FRAME_RESULT,
+  MAX_CONTROLLER_FRAME_BYTES,
 } from '../constants.js';
 import { BrowserControllerConnectionError } from '../errors.js';
 import {
@@ -149,10 +150,14 @@ export class BrowserControllerClient {
     const registration = await this.register();
     const url = new URL(registration.ws_path, this.#options.baseUrl);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const socket = new WebSocket(url, [
-      BROWSER_CONTROL_SUBPROTOCOL,
-      `${BROWSER_CONTROL_TICKET_PROTOCOL_PREFIX}${registration.ticket}`,
-    ]);
+    const socket = new WebSocket(
+      url,
+      [
+        BROWSER_CONTROL_SUBPROTOCOL,
+        `${BROWSER_CONTROL_TICKET_PROTOCOL_PREFIX}${registration.ticket}`,
+      ],
+      { maxPayload: MAX_CONTROLLER_FRAME_BYTES },
+    );
     await new Promise<void>((resolve, reject) => {
       socket.once('open', resolve);
       socket.once('unexpected-response', (_request, response) => {

@@ -1,4 +1,4 @@
-import type { WebSocket } from 'ws';
+import { WebSocket } from 'ws';
 import type { BrowserControlBroker } from '../broker.js';
 import {
   BROWSER_CONTROL_KEEPALIVE_SECONDS,
@@ -8,6 +8,8 @@ import {
   FRAME_HEARTBEAT,
   FRAME_RESULT,
   MAX_HEARTBEAT_NONCE_LENGTH,
+  MAX_QUEUED_CONTROLLER_FRAMES,
+  MAX_UNREAD_CONTROLLER_BYTES,
 } from '../constants.js';
 import { parseFrameText } from '../protocol.js';
 import type { ControllerScope } from '../scope.js';
@@ -33,11 +35,30 @@ export interface ControllerConnection {
   readonly closed: Promise<void>;
 }
 
+/** Why the server closed a controller socket that broke the flow-control rules. */
+const POLICY_VIOLATION = 1008;
+/** How long a socket closed for a policy violation may linger before it is destroyed. */
+const REFUSED_SOCKET_GRACE_MILLISECONDS = 1_000;
+
+type Frame = NonNullable<ReturnType<typeof parseFrameText>>;
+
 /**
  * Serves one accepted controller socket: attach (the lane becomes routable only when this
  * resolves), owner-gated inbound frames handled in arrival order, an app-level keepalive (MV3
  * service workers die after 30 s idle and ping/pong does not count), a transport ping that closes
  * dead peers, and a teardown that disconnects (recoverably) exactly once.
+ *
+ * Flow control, so one misbehaving peer can never stall the process:
+ * - frames are handled synchronously while nothing is in flight; only the frames that take the
+ *   controller's send lock (cancel, detach) or arrive before the attach finished wait, in an
+ *   explicit queue bounded by `MAX_QUEUED_CONTROLLER_FRAMES` — a peer that overflows it is closed
+ *   with 1008;
+ * - replies (heartbeat echo, detach acknowledgement, keepalive) are written without waiting for
+ *   the write to finish, and a peer that lets more than `MAX_UNREAD_CONTROLLER_BYTES` of them pile
+ *   up unread is closed with 1008;
+ * - once the socket is refused, or its attach failed, every frame still queued is dropped at once
+ *   (nothing is built per frame); frames that arrived before an ordinary close are still handled
+ *   (a result sent just before closing counts) and the recoverable disconnect runs after them.
  */
 export function serveControllerConnection(
   options: ControllerConnectionOptions,
@@ -50,77 +71,143 @@ export function serveControllerConnection(
       : { waitMilliseconds: options.sendWaitMilliseconds }),
     onLateFailure: (error) => warn('a slow browser-control write failed later', error),
   });
-  const reply = async (frame: { method: string; params: Record<string, unknown> }) => {
-    try {
-      await send(frame);
-    } catch (error) {
-      warn('could not reply to a browser controller', error);
-    }
+
+  let refused = false;
+  /** Closes a peer that broke the flow-control rules; its queued frames are dropped. */
+  const refuse = (reason: string) => {
+    if (refused) return;
+    refused = true;
+    inbox.length = 0;
+    warn(`closing a browser controller socket: ${reason}`);
+    // Stop parsing what it keeps sending; a peer that does not read will not read the close
+    // frame either, so it gets a short grace and is then destroyed.
+    socket.pause();
+    socket.close(POLICY_VIOLATION, reason);
+    setTimeout(() => socket.terminate(), REFUSED_SOCKET_GRACE_MILLISECONDS).unref();
   };
 
-  const ready = broker.attach(scope, send, socket);
-  let queue: Promise<void> = ready.catch((error: unknown) => {
-    warn('browser controller attach failed; closing its socket', error);
-    socket.close(1011, 'attach failed');
-  });
+  /** Writes a reply without waiting for the write; a closed socket simply gets none. */
+  const reply = (frame: { method: string; params: Record<string, unknown> }) => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (socket.bufferedAmount > MAX_UNREAD_CONTROLLER_BYTES) {
+      refuse('the controller is not reading its replies');
+      return;
+    }
+    socket.send(JSON.stringify(frame), (error) => {
+      // The close handler tears the connection down; one line is enough.
+      if (error) warn('could not reply to a browser controller', error);
+    });
+  };
 
-  const handle = async (text: string) => {
-    const frame = parseFrameText(text);
+  /** Handles one frame; returns a promise only when it must wait for the controller's lock. */
+  const handle = (frame: Frame): Promise<unknown> | undefined => {
     // Only the socket that owns the identity's current generation may act.
-    if (!frame || !broker.isOwner(scope, socket)) return;
+    if (!broker.isOwner(scope, socket)) return undefined;
     const { params } = frame;
     switch (frame.method) {
       case FRAME_HEARTBEAT: {
         const nonce = typeof params.nonce === 'string' ? params.nonce.trim() : '';
-        if (nonce === '' || nonce.length > MAX_HEARTBEAT_NONCE_LENGTH) return;
-        await reply({ method: FRAME_HEARTBEAT, params: { nonce, ok: true } });
-        return;
-      }
-      case FRAME_DETACH: {
-        await broker.detach(scope, { owner: socket, notifyController: false });
-        await reply({ method: FRAME_DETACH, params: { ok: true } });
-        return;
+        if (nonce === '' || nonce.length > MAX_HEARTBEAT_NONCE_LENGTH) return undefined;
+        reply({ method: FRAME_HEARTBEAT, params: { nonce, ok: true } });
+        return undefined;
       }
       case FRAME_RESULT: {
         const commandId = params.command_id;
-        if (typeof commandId !== 'string' || commandId === '') return;
+        if (typeof commandId !== 'string' || commandId === '') return undefined;
         const ok = params.ok === true;
         broker.complete(commandId, { scope, ok, result: ok ? params.result : params.error });
-        return;
+        return undefined;
       }
+      case FRAME_DETACH:
+        return broker
+          .detach(scope, { owner: socket, notifyController: false })
+          .then(() => reply({ method: FRAME_DETACH, params: { ok: true } }));
       case FRAME_CANCEL: {
         const toolCallId = params.tool_call_id;
-        if (typeof toolCallId !== 'string' || toolCallId === '') return;
-        await broker.cancel(scope, toolCallId);
-        return;
+        if (typeof toolCallId !== 'string' || toolCallId === '') return undefined;
+        return broker.cancel(scope, toolCallId);
       }
       default:
-        return;
+        return undefined;
     }
   };
 
-  socket.on('message', (data, isBinary) => {
-    if (isBinary) return;
-    const text = data.toString();
-    queue = queue
-      .then(() => handle(text))
-      .catch((error: unknown) => {
+  // Frames wait here only while one is in flight (or the attach is); `busy` covers both.
+  const inbox: Frame[] = [];
+  let busy = true;
+  let drained: () => void = () => {};
+  const idle = () =>
+    busy || inbox.length > 0
+      ? new Promise<void>((resolve) => {
+          drained = resolve;
+        })
+      : Promise.resolve();
+
+  const drain = () => {
+    while (!refused) {
+      const frame = inbox.shift();
+      if (frame === undefined) break;
+      let pending: Promise<unknown> | undefined;
+      try {
+        pending = handle(frame);
+      } catch (error) {
         warn('browser controller frame failed', error);
-      });
+      }
+      if (pending !== undefined) {
+        busy = true;
+        pending
+          .catch((error: unknown) => warn('browser controller frame failed', error))
+          .finally(() => {
+            busy = false;
+            drain();
+          });
+        return;
+      }
+    }
+    inbox.length = 0;
+    drained();
+  };
+
+  const ready = broker.attach(scope, send, socket);
+  ready.then(
+    () => {
+      busy = false;
+      drain();
+    },
+    (error: unknown) => {
+      warn('browser controller attach failed; closing its socket', error);
+      refused = true;
+      inbox.length = 0;
+      socket.close(1011, 'attach failed');
+      busy = false;
+      drained();
+    },
+  );
+
+  socket.on('message', (data, isBinary) => {
+    if (isBinary || refused) return;
+    const frame = parseFrameText(data.toString());
+    if (!frame) return;
+    if (!busy && inbox.length === 0) {
+      inbox.push(frame);
+      drain();
+      return;
+    }
+    if (inbox.length >= MAX_QUEUED_CONTROLLER_FRAMES) {
+      refuse('too many frames waiting to be handled');
+      return;
+    }
+    inbox.push(frame);
   });
 
   let keepaliveCount = 0;
   const keepalive = setInterval(
     () => {
       keepaliveCount += 1;
-      const frame = {
+      reply({
         method: FRAME_HEARTBEAT,
         params: { nonce: `server-keepalive-${keepaliveCount}`, ok: true },
-      };
-      // Stop silently on connection errors; the close handler tears down the rest.
-      Promise.resolve()
-        .then(() => send(frame))
-        .catch(() => clearInterval(keepalive));
+      });
     },
     options.keepaliveMilliseconds ?? BROWSER_CONTROL_KEEPALIVE_SECONDS * 1000,
   );
@@ -153,9 +240,9 @@ export function serveControllerConnection(
     tornDown = true;
     clearInterval(keepalive);
     clearInterval(ping);
-    // Recoverable, never a detach; waits for attach so a half-finished attach is parked too.
-    void ready
-      .catch(() => {})
+    // Recoverable, never a detach. It runs after the attach and after the frames that arrived
+    // before the close, so a half-finished attach is parked too and a last result still counts.
+    void idle()
       .then(() => broker.disconnect(scope, socket))
       .catch((error: unknown) => warn('browser controller disconnect failed', error))
       .finally(closed);

@@ -6,6 +6,7 @@ import {
   BROWSER_CONTROL_SUBPROTOCOL,
   BROWSER_CONTROL_TICKET_PROTOCOL_PREFIX,
   BROWSER_CONTROL_WS_PATH,
+  MAX_CONTROLLER_FRAME_BYTES,
 } from '../constants.js';
 import { type ExtensionControlFlagSource, readFlags } from '../flags.js';
 import type { ControllerScope } from '../scope.js';
@@ -38,14 +39,18 @@ export interface BrowserControlUpgradeHandler {
 
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found' };
 
-function refuse(socket: Duplex, status: 401 | 404): void {
-  const body = JSON.stringify({
+function refusalBody(status: 401 | 404): string {
+  return JSON.stringify({
     error: {
       message: STATUS_TEXT[status],
       type: 'browser_control_error',
       code: status === 404 ? 'browser_control_disabled' : 'browser_control_unauthorized',
     },
   });
+}
+
+function refuse(socket: Duplex, status: 401 | 404): void {
+  const body = refusalBody(status);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
@@ -69,17 +74,45 @@ export function ticketFromProtocols(header: string | undefined): string | null {
 /**
  * The controller WebSocket endpoint for a plain `node:http` server. Every check runs before the
  * upgrade and fails with a plain HTTP status: flag off → 404 (the ticket is not touched, so it
- * stays usable); a `ticket` query parameter → 401; a malformed subprotocol list → 401; an unknown,
- * used or expired ticket → 401. Only the public subprotocol is ever echoed.
+ * stays usable); a `ticket` query parameter → 401; a malformed subprotocol list → 401; a handshake
+ * `ws` refuses (method, `Upgrade`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`) → its 4xx, with
+ * the ticket still unused; an unknown, used or expired ticket → 401. The ticket is consumed only
+ * once the handshake itself has been validated, so a malformed handshake never burns it. Only the
+ * public subprotocol is ever echoed, and a frame over `MAX_CONTROLLER_FRAME_BYTES` closes the
+ * socket (1009) instead of being buffered.
  */
 export function createBrowserControlUpgradeHandler(
   options: BrowserControlUpgradeOptions,
 ): BrowserControlUpgradeHandler {
   const path = options.path ?? BROWSER_CONTROL_WS_PATH;
+  // The ticket a request presented, and the scope it was exchanged for once ws validated the
+  // handshake. Keyed by request, so concurrent upgrades never see each other's entries.
+  const presentedTickets = new WeakMap<IncomingMessage, string>();
+  const acceptedScopes = new WeakMap<IncomingMessage, ControllerScope>();
   const server = new WebSocketServer({
     noServer: true,
+    maxPayload: MAX_CONTROLLER_FRAME_BYTES,
+    // One message per event-loop turn per socket: a peer that sends thousands of frames in one
+    // burst cannot hold the loop (every other controller and request is served between its
+    // frames), and while its frames wait ws stops reading its socket, so TCP pushes back on it.
+    allowSynchronousEvents: false,
     handleProtocols: (protocols) =>
       protocols.has(BROWSER_CONTROL_SUBPROTOCOL) ? BROWSER_CONTROL_SUBPROTOCOL : false,
+    // ws calls this after its own handshake checks and right before it answers 101: the last
+    // moment the ticket can still be refused with a plain status, and the first at which the
+    // handshake is known to be good.
+    verifyClient: (info, done) => {
+      const ticket = presentedTickets.get(info.req);
+      presentedTickets.delete(info.req);
+      try {
+        if (ticket === undefined) throw new Error('no ticket presented');
+        acceptedScopes.set(info.req, options.broker.consumeTicket(ticket));
+      } catch {
+        done(false, 401, refusalBody(401), { 'Content-Type': 'application/json' });
+        return;
+      }
+      done(true);
+    },
   });
 
   return {
@@ -100,14 +133,15 @@ export function createBrowserControlUpgradeHandler(
         refuse(socket, 401);
         return true;
       }
-      let scope: ControllerScope;
-      try {
-        scope = options.broker.consumeTicket(ticket);
-      } catch {
-        refuse(socket, 401);
-        return true;
-      }
+      presentedTickets.set(request, ticket);
       server.handleUpgrade(request, socket, head, (webSocket) => {
+        const scope = acceptedScopes.get(request);
+        acceptedScopes.delete(request);
+        // Unreachable: ws completes an upgrade only after verifyClient accepted it.
+        if (scope === undefined) {
+          webSocket.terminate();
+          return;
+        }
         const connection = serveControllerConnection({
           ...options.connection,
           socket: webSocket,

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkPackages, describePassing } from './check.js';
+import { killRunningExamples } from './examples.js';
 
 const USAGE = `Usage: pnpm check:packages [--package <name>]… [--no-cache]
 
@@ -70,6 +71,13 @@ async function main(): Promise<number> {
     `pack-check: ${failing} of ${total} public packages fail from their tarballs${result.general.length > 0 ? ', plus the problems above no package owns' : ''} (${time}). Conventions and fixes: docs/releasing.md; run it alone: pnpm check:packages`,
   );
   return 1;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killRunningExamples();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
 }
 
 main().then(

@@ -9,6 +9,21 @@ import { cleanEnvironment } from './scratch.js';
 
 export const EXAMPLE_TIMEOUT_MS = 60_000;
 
+/** Process groups of the examples running now (each example is its own group leader). */
+const running = new Set<number>();
+
+/** Kills every example still running — for an interrupted check, so none is left behind. */
+export function killRunningExamples(): void {
+  for (const pid of running) {
+    try {
+      process.kill(process.platform === 'win32' ? pid : -pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  running.clear();
+}
+
 export interface MaterialisedExample {
   readonly packageName: string;
   readonly example: ReadmeExample;
@@ -89,6 +104,7 @@ export async function runExample(
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: process.platform !== 'win32',
       });
+      if (child.pid !== undefined) running.add(child.pid);
       let stdout = '';
       let stderr = '';
       let timedOut = false;
@@ -114,6 +130,7 @@ export async function runExample(
       child.on('close', (code, signal) => {
         clearTimeout(timer);
         killGroup(); // anything the example started and left behind
+        if (child.pid !== undefined) running.delete(child.pid);
         resolve({ code, signal, stdout, stderr, timedOut });
       });
     });

@@ -14,6 +14,7 @@ import {
 } from './process-identity.js';
 import type { AsyncDelegationRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
+import { optionalNumber } from './validation.js';
 
 /** Live states; anything else is terminal (`completed`, `failed`, `interrupted`, `stalled`, `unknown`, …). */
 export const LIVE_DELEGATION_STATES = ['running', 'stalling', 'finalizing'] as const;
@@ -239,7 +240,10 @@ export function deferDelegationDelivery(
         `UPDATE async_delegations SET delivery_state = 'pending', claim_expires_at = NULL, not_before = ?
          WHERE delegation_id = ? AND delivery_state = 'claimed'`,
       )
-      .run(context.clock.now() + Math.max(0, delaySeconds), delegationId).changes === 1
+      .run(
+        context.clock.now() + (optionalNumber('delaySeconds', delaySeconds, { min: 0 }) ?? 0),
+        delegationId,
+      ).changes === 1
   );
 }
 

@@ -17,7 +17,8 @@ export type SessionStoreErrorCode =
   | 'invalid_search_query'
   | 'invalid_cursor'
   | 'fts_rebuild_failed'
-  | 'invalid_argument';
+  | 'invalid_argument'
+  | 'database_error';
 
 export interface SessionStoreErrorOptions {
   code: SessionStoreErrorCode;
@@ -71,4 +72,5 @@ export const ERROR_MESSAGES = {
   storeClosed: 'The session store is closed',
   invalidCursor: 'Invalid listing cursor; start again without a cursor',
   invalidArgument: (name: string, expected: string) => `Invalid ${name}: expected ${expected}`,
+  databaseError: (detail: string, code: string) => `SQLite failed: ${detail} (${code})`,
 } as const;

@@ -11,6 +11,7 @@ import {
 } from './search-query.js';
 import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
 import type { StoreContext } from './store-context.js';
+import { pageSize } from './validation.js';
 
 export function readMeta(context: StoreContext, key: string): string | null {
   return (
@@ -158,7 +159,22 @@ export function searchMessages(
   query: string,
   options: SearchMessagesOptions = {},
 ): MessageSearchResult {
-  const limit = Math.min(Math.max(1, options.limit ?? SEARCH_DEFAULT_LIMIT), SEARCH_MAX_LIMIT);
+  const limit = pageSize('limit', options.limit, {
+    default: SEARCH_DEFAULT_LIMIT,
+    max: SEARCH_MAX_LIMIT,
+  });
+  if (options.syntax !== undefined && options.syntax !== 'terms' && options.syntax !== 'fts5') {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('syntax', "'terms' or 'fts5'"),
+    });
+  }
+  if (typeof query !== 'string') {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('query', 'a string'),
+    });
+  }
   const raw = options.syntax === 'fts5';
   const terms = raw ? rawQueryLikeTerms(query) : parseSearchTerms(query);
   const match = raw ? query.trim() : toFtsQuery(terms);

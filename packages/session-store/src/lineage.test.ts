@@ -76,10 +76,10 @@ describe('compression', () => {
         parentId: 'p',
         summary: 'handoff',
         childId: 'child',
-        // Fails (role is NOT NULL) after the child row and the handoff carrier were inserted.
+        // Refused (no role) after the child row was inserted.
         retainedMessages: [{ role: null as never, content: 'broken tail' }],
       }),
-    ).rejects.toThrow(/NOT NULL/);
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
     expect(store.getSession('child')).toBeUndefined();
     expect(store.requireSession('p')).toMatchObject({
       endReason: 'ws_disconnect',

@@ -11,6 +11,7 @@ import { sessionPreview } from './preview.js';
 import { SESSION_COLUMNS } from './rows.js';
 import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
+import { nonNegativeInteger, pageSize } from './validation.js';
 
 export interface ListSessionsOptions {
   /** Page size: default 50, clamped to 1…200. */
@@ -86,10 +87,11 @@ export function listSessionsRich(
   context: StoreContext,
   options: ListSessionsOptions = {},
 ): SessionListPage {
-  const limit = Math.min(
-    Math.max(1, Math.trunc(options.limit ?? LIST_SESSIONS_DEFAULT_LIMIT)),
-    LIST_SESSIONS_MAX_LIMIT,
-  );
+  const limit = pageSize('limit', options.limit, {
+    default: LIST_SESSIONS_DEFAULT_LIMIT,
+    max: LIST_SESSIONS_MAX_LIMIT,
+  });
+  const requestedOffset = nonNegativeInteger('offset', options.offset, 0);
   const where: string[] = [];
   const parameters: Record<string, unknown> = {};
   if (!options.includeChildren) {
@@ -122,7 +124,7 @@ export function listSessionsRich(
     parameters.cursorAt = activeAt;
     parameters.cursorId = id;
   }
-  const offset = options.cursor ? 0 : Math.max(0, Math.trunc(options.offset ?? 0));
+  const offset = options.cursor ? 0 : requestedOffset;
   const rows = context
     .statement(
       `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${paged.join(' AND ')}

@@ -3,6 +3,7 @@ import { MESSAGES_MAX_LIMIT } from './limits.js';
 import { MESSAGE_COLUMNS } from './rows.js';
 import type { MessageRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
+import { nonNegativeInteger, pageSize } from './validation.js';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -39,6 +40,47 @@ function json(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
 }
 
+const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool']);
+
+function invalidMessage(index: number, field: string, expected: string): SessionStoreError {
+  return new SessionStoreError({
+    code: 'invalid_argument',
+    message: ERROR_MESSAGES.invalidArgument(`messages[${index}].${field}`, expected),
+  });
+}
+
+/** Cheap checks on the hot path (no schema library): what SQLite would otherwise store or refuse. */
+function validateMessage(input: MessageInput, index: number): void {
+  if (typeof input !== 'object' || input === null)
+    throw invalidMessage(index, 'role', 'a message object');
+  if (!ROLES.has(input.role)) {
+    throw invalidMessage(index, 'role', "'system', 'user', 'assistant' or 'tool'");
+  }
+  for (const field of [
+    'content',
+    'apiContent',
+    'toolCallId',
+    'toolName',
+    'finishReason',
+    'reasoning',
+    'reasoningContent',
+    'platformMessageId',
+    'displayKind',
+  ] as const) {
+    const value = input[field];
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      throw invalidMessage(index, field, 'a string or null');
+    }
+  }
+  if (input.timestamp !== undefined && !Number.isFinite(input.timestamp)) {
+    throw invalidMessage(index, 'timestamp', 'epoch seconds (a finite number)');
+  }
+  const tokens = input.tokenCount;
+  if (tokens !== undefined && tokens !== null && !(Number.isInteger(tokens) && tokens >= 0)) {
+    throw invalidMessage(index, 'tokenCount', 'a whole number of at least 0');
+  }
+}
+
 function toolCallCount(value: unknown): number {
   return Array.isArray(value) ? value.length : value === undefined || value === null ? 0 : 1;
 }
@@ -57,6 +99,7 @@ export function insertMessages(
   const ids: number[] = [];
   let toolCalls = 0;
   let latest = now;
+  inputs.forEach(validateMessage);
   try {
     for (const input of inputs) {
       const timestamp = input.timestamp ?? now;
@@ -129,18 +172,17 @@ export function getMessages(
   sessionId: string,
   options: GetMessagesOptions = {},
 ): MessageRecord[] {
-  const limit = Math.min(Math.max(1, options.limit ?? MESSAGES_MAX_LIMIT), MESSAGES_MAX_LIMIT);
+  const limit = pageSize('limit', options.limit, {
+    default: MESSAGES_MAX_LIMIT,
+    max: MESSAGES_MAX_LIMIT,
+  });
+  const afterId = nonNegativeInteger('afterId', options.afterId, 0);
   return context
     .statement(
       `SELECT ${MESSAGE_COLUMNS} FROM messages m
        WHERE m.session_id = ? AND (m.active = 1 OR ?) AND m.id > ? ORDER BY m.id LIMIT ?`,
     )
-    .all(
-      sessionId,
-      options.includeInactive ? 1 : 0,
-      options.afterId ?? 0,
-      limit,
-    ) as MessageRecord[];
+    .all(sessionId, options.includeInactive ? 1 : 0, afterId, limit) as MessageRecord[];
 }
 
 /** Marks messages superseded (rewind / compaction); the rows stay for history. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { debuglog } from 'node:util';
 import { getHermesHome } from '@hermes/config';
 import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { type ForeignHolderScanner, scanForeignHolders } from './foreign-holders.js';
 import { dropFtsTriggers, enterFtsFailOpen, isFtsStale } from './fts.js';
 import { ftsProblem } from './fts-health.js';
@@ -16,6 +17,7 @@ import {
   WRITE_PATIENCE_SECONDS,
 } from './limits.js';
 import { applyMigrations } from './migrations.js';
+import { normalizeStoreError } from './normalize-error.js';
 import {
   applyConnectionPragmas,
   applyJournalMode,
@@ -26,6 +28,7 @@ import { SessionStore } from './session-store.js';
 import { StoreContext } from './store-context.js';
 import type { SessionStoreLogger } from './store-settings.js';
 import { ensureTitleUniqueIndex } from './titles.js';
+import { optionalInteger, optionalNumber } from './validation.js';
 import { runWriteAttempt, withWritePatience } from './write-patience.js';
 
 const debug = debuglog('hermes-session-store');
@@ -73,6 +76,35 @@ function chmodDatabaseFiles(filePath: string): void {
 export async function openSessionStore(
   options: OpenSessionStoreOptions = {},
 ): Promise<SessionStore> {
+  try {
+    return await open(validateOpenOptions(options));
+  } catch (error) {
+    throw normalizeStoreError(error);
+  }
+}
+
+function validateOpenOptions(options: OpenSessionStoreOptions): OpenSessionStoreOptions {
+  optionalInteger('busyTimeoutMs', options.busyTimeoutMs, { min: 0, max: 60_000 });
+  optionalNumber('writePatienceSeconds', options.writePatienceSeconds, { min: 0 });
+  optionalInteger('checkpointIntervalMs', options.checkpointIntervalMs, { min: 0 });
+  optionalInteger('ftsRetryCooldownMs', options.ftsRetryCooldownMs, { min: 0 });
+  optionalInteger('rebuildLockTimeoutMs', options.rebuildLockTimeoutMs, { min: 0 });
+  if (options.journalMode !== undefined && !['wal', 'delete'].includes(options.journalMode)) {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('journalMode', "'wal' or 'delete'"),
+    });
+  }
+  if (options.path !== undefined && (typeof options.path !== 'string' || options.path === '')) {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('path', 'a non-empty file path'),
+    });
+  }
+  return options;
+}
+
+async function open(options: OpenSessionStoreOptions): Promise<SessionStore> {
   const filePath = path.resolve(options.path ?? path.join(getHermesHome(), 'state.db'));
   await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
   const clock = options.clock ?? systemClock;

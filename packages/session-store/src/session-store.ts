@@ -71,6 +71,7 @@ import {
   type MessageInput,
   type MessageRecord,
 } from './messages.js';
+import { normalizeStoreError, runCallerCallback } from './normalize-error.js';
 import type { JournalMode } from './open-database.js';
 import {
   type CanonicalSessionOptions,
@@ -158,6 +159,16 @@ export class SessionStore {
     return Number(this.#db().pragma('user_version', { simple: true }));
   }
 
+  /** A synchronous read; whatever SQLite throws leaves as a `SessionStoreError`. */
+  #read<T>(read: (context: StoreContext) => T): T {
+    this.#db();
+    try {
+      return read(this.#context);
+    } catch (error) {
+      throw normalizeStoreError(error);
+    }
+  }
+
   #db(): Database {
     if (this.#closed)
       throw new SessionStoreError({ code: 'store_closed', message: ERROR_MESSAGES.storeClosed });
@@ -184,10 +195,15 @@ export class SessionStore {
       }
     };
     this.#queuedWrites += 1;
+    const normalized = (): Promise<T> =>
+      run().catch((error: unknown) => {
+        throw normalizeStoreError(error);
+      });
     // An idle queue starts at once, so an uncontended write costs no extra turn of the loop. A
     // queued write lets the event loop turn first, so a burst of writes released together (a
     // lock let go) is spread over several turns instead of running as one long task.
-    const result = this.#queuedWrites === 1 ? run() : this.#writeTail.then(nextTurn).then(run);
+    const result =
+      this.#queuedWrites === 1 ? normalized() : this.#writeTail.then(nextTurn).then(normalized);
     this.#writeTail = result.then(
       () => undefined,
       () => undefined,
@@ -241,7 +257,7 @@ export class SessionStore {
    * their own rows atomically with the store's (for example an outbox row with a ledger update).
    */
   withWriteTransaction<T>(work: (database: Database) => T): Promise<T> {
-    return this.#write((context) => work(context.db));
+    return this.#write((context) => runCallerCallback(() => work(context.db)));
   }
 
   // Sessions ---------------------------------------------------------------------------------
@@ -252,8 +268,7 @@ export class SessionStore {
   }
 
   getSession(id: string): SessionRecord | undefined {
-    this.#db();
-    return getSession(this.#context, id);
+    return this.#read((context) => getSession(context, id));
   }
 
   requireSession(id: string): SessionRecord {
@@ -310,8 +325,7 @@ export class SessionStore {
   }
 
   getSessionSystemPrompt(sessionId: string): string | null {
-    this.#db();
-    return getSessionSystemPrompt(this.#context, sessionId);
+    return this.#read((context) => getSessionSystemPrompt(context, sessionId));
   }
 
   // Turn lease -------------------------------------------------------------------------------
@@ -339,8 +353,7 @@ export class SessionStore {
   }
 
   getTurnLease(sessionId: string): TurnLease | null {
-    this.#db();
-    return getTurnLease(this.#context, sessionId);
+    return this.#read((context) => getTurnLease(context, sessionId));
   }
 
   // Lineage ----------------------------------------------------------------------------------
@@ -362,18 +375,15 @@ export class SessionStore {
   }
 
   getCompressionChain(id: string): string[] {
-    this.#db();
-    return getCompressionChain(this.#context, id);
+    return this.#read((context) => getCompressionChain(context, id));
   }
 
   getCompressionTip(id: string): string {
-    this.#db();
-    return getCompressionTip(this.#context, id);
+    return this.#read((context) => getCompressionTip(context, id));
   }
 
   getLineageIds(id: string): string[] {
-    this.#db();
-    return getLineageIds(this.#context, id);
+    return this.#read((context) => getLineageIds(context, id));
   }
 
   setArchived(
@@ -418,31 +428,26 @@ export class SessionStore {
   }
 
   getSessionByTitle(title: string, options: TitleLookupOptions = {}): SessionRecord | undefined {
-    this.#db();
-    return getSessionByTitle(this.#context, title, options);
+    return this.#read((context) => getSessionByTitle(context, title, options));
   }
 
   /** Latest numbered continuation (`<t> #N`) or the exact title; `Bot Chat` resolves exactly. */
   resolveSessionByTitle(title: string): SessionRecord | undefined {
-    this.#db();
-    return resolveSessionByTitle(this.#context, title);
+    return this.#read((context) => resolveSessionByTitle(context, title));
   }
 
   getNextTitleInLineage(title: string): string {
-    this.#db();
-    return getNextTitleInLineage(this.#context, title);
+    return this.#read((context) => getNextTitleInLineage(context, title));
   }
 
   // Lookups and messages ---------------------------------------------------------------------
 
   findLatestGatewaySessionForPeer(peer: GatewayPeer): SessionRecord | undefined {
-    this.#db();
-    return findLatestGatewaySessionForPeer(this.#context, peer);
+    return this.#read((context) => findLatestGatewaySessionForPeer(context, peer));
   }
 
   listSessionsRich(options: ListSessionsOptions = {}): SessionListPage {
-    this.#db();
-    return listSessionsRich(this.#context, options);
+    return this.#read((context) => listSessionsRich(context, options));
   }
 
   async appendMessage(sessionId: string, message: MessageInput): Promise<number> {
@@ -455,8 +460,7 @@ export class SessionStore {
   }
 
   getMessages(sessionId: string, options: GetMessagesOptions = {}): MessageRecord[] {
-    this.#db();
-    return getMessages(this.#context, sessionId, options);
+    return this.#read((context) => getMessages(context, sessionId, options));
   }
 
   // Full-text search -------------------------------------------------------------------------
@@ -491,13 +495,11 @@ export class SessionStore {
   }
 
   searchMessages(query: string, options: SearchMessagesOptions = {}): MessageSearchResult {
-    this.#db();
-    return searchMessages(this.#context, query, options);
+    return this.#read((context) => searchMessages(context, query, options));
   }
 
   isFtsStale(): boolean {
-    this.#db();
-    return isFtsStale(this.#context);
+    return this.#read((context) => isFtsStale(context));
   }
 
   // Delivery obligations ---------------------------------------------------------------------
@@ -509,8 +511,7 @@ export class SessionStore {
   }
 
   getObligation(obligationId: string): DeliveryObligation | undefined {
-    this.#db();
-    return getObligation(this.#context, obligationId);
+    return this.#read((context) => getObligation(context, obligationId));
   }
 
   claimPendingObligations(options: ClaimPendingOptions = {}): Promise<ClaimedObligation[]> {
@@ -527,7 +528,8 @@ export class SessionStore {
   ): Promise<boolean> {
     return this.#write((context) => {
       const marked = markObligationDelivered(context, obligationId);
-      if (marked) options.alongside?.(context.db);
+      const alongside = options.alongside;
+      if (marked && alongside) runCallerCallback(() => alongside(context.db));
       return marked;
     });
   }
@@ -555,8 +557,7 @@ export class SessionStore {
   }
 
   getDelegation(delegationId: string): AsyncDelegationRecord | undefined {
-    this.#db();
-    return getDelegation(this.#context, delegationId);
+    return this.#read((context) => getDelegation(context, delegationId));
   }
 
   claimCompletionDelivery(delegationId?: string): Promise<DelegationClaim | null> {

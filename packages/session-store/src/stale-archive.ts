@@ -1,5 +1,6 @@
 import { BOT_CHAT_TITLE } from './limits.js';
 import type { StoreContext } from './store-context.js';
+import { optionalNumber } from './validation.js';
 
 /** Lineages idle this long are auto-archived by the maintenance sweep (the reference leaves it open). */
 export const STALE_ARCHIVE_AFTER_SECONDS = 30 * 24 * 3600;
@@ -14,7 +15,10 @@ export function archiveStaleSessions(
   context: StoreContext,
   options: { olderThanSeconds?: number } = {},
 ): number {
-  const cutoff = context.clock.now() - (options.olderThanSeconds ?? STALE_ARCHIVE_AFTER_SECONDS);
+  const olderThan =
+    optionalNumber('olderThanSeconds', options.olderThanSeconds, { min: 0 }) ??
+    STALE_ARCHIVE_AFTER_SECONDS;
+  const cutoff = context.clock.now() - olderThan;
   const roots = context
     .statement(
       `SELECT r.id FROM sessions r

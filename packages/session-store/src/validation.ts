@@ -81,3 +81,18 @@ function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   return typeof value;
 }
+
+/** A page size: a whole number (else `invalid_argument`), clamped to 1…max; absent → default. */
+export function pageSize(
+  name: string,
+  value: unknown,
+  limits: { default: number; max: number },
+): number {
+  const given = optionalInteger(name, value, { min: Number.MIN_SAFE_INTEGER });
+  return given === undefined ? limits.default : Math.min(Math.max(1, given), limits.max);
+}
+
+/** A non-negative whole number (an offset, a cursor id); absent → default. */
+export function nonNegativeInteger(name: string, value: unknown, fallback: number): number {
+  return optionalInteger(name, value, { min: 0 }) ?? fallback;
+}

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { spawnProcess, tempHome } from '@hermes/testkit';
@@ -17,8 +18,27 @@ interface Gap {
    * wall gaps with a busy part under 10 ms).
    */
   readonly busyMs: number;
+  /**
+   * Of the gap, the time this thread was runnable but waiting for a CPU (Linux schedstat): a
+   * loaded machine's doing, not this process's.
+   */
+  readonly runQueueMs: number;
   /** Of the busy part, the time V8's garbage collector paused the thread. */
   gcMs: number;
+}
+
+/** Nanoseconds this thread has spent runnable but waiting for a CPU (0 where unavailable). */
+function runQueueWaitNs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** The part of a gap this process's own code held the event loop. */
+function heldMs(gap: Gap): number {
+  return Math.max(0, gap.busyMs - gap.gcMs - gap.runQueueMs);
 }
 
 /** Records every gap between event-loop turns, and the garbage-collector pauses inside them. */
@@ -32,10 +52,13 @@ function watchEventLoop(): { stop(): Gap[] } {
   gcObserver.observe({ entryTypes: ['gc'] });
   let last = performance.now();
   let lastUtilization = performance.eventLoopUtilization();
+  let lastRunQueue = runQueueWaitNs();
   const timer = setInterval(() => {
     const now = performance.now();
     const utilization = performance.eventLoopUtilization();
+    const runQueue = runQueueWaitNs();
     gaps.push({
+      runQueueMs: (runQueue - lastRunQueue) / 1e6,
       endMs: now,
       wallMs: now - last,
       busyMs: performance.eventLoopUtilization(utilization, lastUtilization).active,
@@ -43,6 +66,7 @@ function watchEventLoop(): { stop(): Gap[] } {
     });
     last = now;
     lastUtilization = utilization;
+    lastRunQueue = runQueue;
   }, 5);
   return {
     stop() {
@@ -100,12 +124,14 @@ describe('writes while another process holds the write lock', () => {
 
       // The lock really was contended: nothing committed before the other process let go.
       expect(Math.min(...resolvedAt)).toBeGreaterThanOrEqual(releasedAt);
-      // The event loop kept turning the whole time: 5+ s of samples, and no gap in which this
-      // process's code held the loop for 50 ms (garbage-collector pauses are V8's, not ours).
-      const held = gaps.map((gap) => gap.busyMs - gap.gcMs);
+      // The event loop kept turning the whole time: no gap in which this process's code held it
+      // for 50 ms. Measured as the loop's busy time minus what the machine imposed: V8's
+      // garbage-collector pauses and time spent waiting for a CPU (on this shared 2-core machine
+      // at load 8–13, wall gaps of 50–90 ms happen with no code of ours running).
+      const held = gaps.map(heldMs);
       expect(
         Math.max(...held),
-        `gaps held for 50 ms or more: ${JSON.stringify(gaps.filter((gap) => gap.busyMs - gap.gcMs >= 50))}`,
+        `gaps held for 50 ms or more: ${JSON.stringify(gaps.filter((gap) => heldMs(gap) >= 50))}`,
       ).toBeLessThan(50);
       expect(gaps.length).toBeGreaterThan(200);
       // No row lost.

@@ -7,7 +7,7 @@ import { compareOutput } from './output.js';
 import type { ReadmeExample } from './readme.js';
 import { cleanEnvironment } from './scratch.js';
 
-export const EXAMPLE_TIMEOUT_MS = 60_000;
+export const EXAMPLE_TIMEOUT_MS = 30_000;
 
 /** Process groups of the examples running now (each example is its own group leader). */
 const running = new Set<number>();

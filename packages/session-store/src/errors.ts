@@ -18,7 +18,9 @@ export type SessionStoreErrorCode =
   | 'invalid_cursor'
   | 'fts_rebuild_failed'
   | 'invalid_argument'
-  | 'database_error';
+  | 'database_error'
+  | 'database_replaced'
+  | 'wal_generation_deleted';
 
 export interface SessionStoreErrorOptions {
   code: SessionStoreErrorCode;
@@ -73,4 +75,8 @@ export const ERROR_MESSAGES = {
   invalidCursor: 'Invalid listing cursor; start again without a cursor',
   invalidArgument: (name: string, expected: string) => `Invalid ${name}: expected ${expected}`,
   databaseError: (detail: string, code: string) => `SQLite failed: ${detail} (${code})`,
+  databaseReplaced: (path: string) =>
+    `${path} was replaced or removed while this store had it open; nothing was written (it would have gone to the old file, invisible to every new opener). Close and reopen the store.`,
+  walGenerationDeleted: (path: string) =>
+    `${path}-wal was deleted while this store had the database open; nothing was written (it would have gone to an orphaned WAL). Close and reopen the store.`,
 } as const;

@@ -5,6 +5,7 @@ import { debuglog } from 'node:util';
 import { getHermesHome } from '@hermes/config';
 import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
+import { DatabaseFileIdentity } from './file-identity.js';
 import { type ForeignHolderScanner, scanForeignHolders } from './foreign-holders.js';
 import { dropFtsTriggers, enterFtsFailOpen, isFtsStale } from './fts.js';
 import { ftsProblem } from './fts-health.js';
@@ -191,6 +192,7 @@ async function open(options: OpenSessionStoreOptions): Promise<SessionStore> {
       clock,
       sleep,
       logger,
+      fileIdentity: new DatabaseFileIdentity(filePath, { wal: journalMode === 'wal' }),
     },
     options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS,
   );

@@ -224,7 +224,11 @@ export class SessionStore {
       clock: this.#settings.clock,
       sleep: this.#settings.sleep,
     };
-    const attempt = () => this.#context.writeAttempt(() => transaction.immediate());
+    const attempt = () => {
+      // Never write to a file that is no longer the one at this path (replaced or unlinked).
+      this.#settings.fileIdentity.assertUnchanged();
+      return this.#context.writeAttempt(() => transaction.immediate());
+    };
     let result: T;
     try {
       result = await withWritePatience(attempt, patience);

@@ -1,4 +1,5 @@
 import type { Clock, Sleep } from './clock.js';
+import type { DatabaseFileIdentity } from './file-identity.js';
 import type { ForeignHolderScanner } from './foreign-holders.js';
 import type { JournalMode } from './open-database.js';
 
@@ -18,4 +19,6 @@ export interface StoreSettings {
   readonly clock: Clock;
   readonly sleep: Sleep;
   readonly logger: SessionStoreLogger;
+  /** The files as opened; checked before every write attempt. */
+  readonly fileIdentity: DatabaseFileIdentity;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { checkPackage, createPackageFromTarballData } from '@arethetypeswrong/core';
-import { problemAffectsResolutionKind, problemKindInfo } from '@arethetypeswrong/core/problems';
+import { problemKindInfo } from '@arethetypeswrong/core/problems';
 import type { Problem, ResolutionKind } from '@arethetypeswrong/core/types';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
@@ -8,13 +8,20 @@ import { readJson, sha256, writeJson } from './cache.js';
 import type { Tarball } from './pack.js';
 
 /**
- * attw's `esm-only` profile: the packages are ESM only, so the `node10` and `node16-cjs`
- * resolutions (a CommonJS `require` of the types) are not judged; `node16-esm` and `bundler` are.
+ * attw's `esm-only` profile, as @arethetypeswrong/cli applies it (same version of the core): the
+ * packages are ESM only, so a problem found under the `node10` or `node16-cjs` resolution (a
+ * CommonJS `require` of the types) does not count; every other problem does.
  */
-export const ESM_ONLY_RESOLUTIONS: readonly ResolutionKind[] = ['node16-esm', 'bundler'];
+export const ESM_ONLY_IGNORED_RESOLUTIONS: readonly ResolutionKind[] = ['node10', 'node16-cjs'];
+
+export function countsUnderEsmOnly(problem: Problem): boolean {
+  return (
+    !('resolutionKind' in problem) || !ESM_ONLY_IGNORED_RESOLUTIONS.includes(problem.resolutionKind)
+  );
+}
 
 /** Bump when the way results are computed changes, so cached results are not reused. */
-const LINT_RULES_VERSION = 1;
+const LINT_RULES_VERSION = 2;
 
 function describeAttwProblem(problem: Problem): string {
   const info = problemKindInfo[problem.kind];
@@ -43,10 +50,7 @@ export async function lintTarball(tarball: Tarball): Promise<string[]> {
     problems.push('attw: the package ships no types');
   } else {
     for (const problem of analysis.problems) {
-      const judged = ESM_ONLY_RESOLUTIONS.some((kind) =>
-        problemAffectsResolutionKind(problem, kind, analysis),
-      );
-      if (judged) problems.push(describeAttwProblem(problem));
+      if (countsUnderEsmOnly(problem)) problems.push(describeAttwProblem(problem));
     }
   }
   return problems;

@@ -35,7 +35,7 @@ export {
 export type { MessageSearchHit, MessageSearchResult, SearchMessagesOptions } from './fts.js';
 export type { GatewayPeer } from './gateway-peer.js';
 export * from './limits.js';
-export type { PublishCompressionInput } from './lineage.js';
+export { ORPHANED_COMPRESSION_FINALIZE_SECONDS, type PublishCompressionInput } from './lineage.js';
 export type { ListSessionsOptions, SessionListItem, SessionListPage } from './list-sessions.js';
 export type { GetMessagesOptions, MessageInput, MessageRecord, MessageRole } from './messages.js';
 export { MIGRATIONS_FOLDER } from './migrations.js';

@@ -5,6 +5,7 @@ import { BOT_CHAT_TITLE } from './limits.js';
 import { insertMessages, type MessageInput } from './messages.js';
 import { getSession, insertSession } from './sessions.js';
 import type { StoreContext } from './store-context.js';
+import { optionalInteger, optionalNumber } from './validation.js';
 
 export { getCompressionChain, getCompressionTip } from './compression-chain.js';
 
@@ -64,6 +65,12 @@ export interface PublishCompressionInput {
   readonly retainedMessages?: readonly MessageInput[];
   /** The compression lease holder (from `acquireCompressionLease`); verified before anything is written. */
   readonly leaseHolder?: string;
+  /**
+   * The id of the newest parent message the summary (and retained tail) covers. Parent messages
+   * written after it — while the summary was being made — are copied into the child after the
+   * handoff, so nothing said during a compression is lost.
+   */
+  readonly watermark?: number;
 }
 
 /**
@@ -105,7 +112,8 @@ export function publishCompressionChild(
       });
     }
   }
-  if (input.summary.trim().length === 0) {
+  const watermark = optionalInteger('watermark', input.watermark, { min: 0 });
+  if (typeof input.summary !== 'string' || input.summary.trim().length === 0) {
     throw new SessionStoreError({
       code: 'compression_handoff_missing',
       message: ERROR_MESSAGES.compressionHandoffMissing,
@@ -144,6 +152,8 @@ export function publishCompressionChild(
     { role: 'user', content: input.summary, compressedSummary: true },
     ...(input.retainedMessages ?? []),
   ]);
+  if (watermark !== undefined)
+    cloneMessagesAfter(context, { from: parent.id, to: childId, watermark });
   const ended = context
     .statement(
       `UPDATE sessions SET ended_at = ?, end_reason = '${END_REASON.compression}' WHERE id = ? AND ended_at IS NULL`,
@@ -157,4 +167,89 @@ export function publishCompressionChild(
   }
   if (parent.autoArchived === 1) setLineageArchived(context, parent.id, false);
   return childId;
+}
+
+/**
+ * Copies the parent's active messages newer than the watermark into the child (same content,
+ * roles, tool plumbing and times) and counts them on the child. Call inside the publication's
+ * transaction: every row present now is at or below the ceiling, and no later one can slip in.
+ */
+function cloneMessagesAfter(
+  context: StoreContext,
+  options: { from: string; to: string; watermark: number },
+): void {
+  const copied = context
+    .statement(
+      `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp,
+         token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+         codex_message_items, platform_message_id, _compressed_summary, display_kind, api_content)
+       SELECT @to, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason,
+         reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items,
+         platform_message_id, _compressed_summary, display_kind, api_content
+       FROM messages WHERE session_id = @from AND id > @watermark AND active = 1 ORDER BY id`,
+    )
+    .run(options).changes;
+  if (copied === 0) return;
+  context
+    .statement(
+      `UPDATE sessions SET
+         message_count = (SELECT count(*) FROM messages WHERE session_id = @to),
+         tool_call_count = (SELECT coalesce(sum(CASE
+             WHEN tool_calls IS NULL THEN 0
+             WHEN json_valid(tool_calls) AND json_type(tool_calls) = 'array' THEN json_array_length(tool_calls)
+             ELSE 1 END), 0) FROM messages WHERE session_id = @to),
+         last_activity_at = max(coalesce(last_activity_at, 0),
+           (SELECT max(timestamp) FROM messages WHERE session_id = @to))
+       WHERE id = @to`,
+    )
+    .run({ to: options.to });
+}
+
+/** The parent's one live compression child; undefined when there is none or more than one. */
+export function findLiveCompressionChild(context: StoreContext, id: string): string | undefined {
+  const live = context
+    .statement(
+      `SELECT id FROM sessions WHERE parent_session_id = ? AND parent_edge = 'compression' AND ended_at IS NULL
+       LIMIT 2`,
+    )
+    .pluck()
+    .all(id) as string[];
+  return live.length === 1 ? live[0] : undefined;
+}
+
+const NO_COMPRESSION_CHILD = `NOT EXISTS (SELECT 1 FROM sessions c
+  WHERE c.parent_session_id = sessions.id AND c.parent_edge = 'compression')`;
+
+/**
+ * Reopens a session ended by a compression whose child never materialised (or was deleted), so
+ * the conversation continues where it was. False when it has a compression child or was not
+ * ended by compression.
+ */
+export function reopenOrphanedCompressionSession(context: StoreContext, id: string): boolean {
+  return (
+    context
+      .statement(
+        `UPDATE sessions SET ended_at = NULL, end_reason = NULL
+         WHERE id = ? AND end_reason = '${END_REASON.compression}' AND ${NO_COMPRESSION_CHILD}`,
+      )
+      .run(id).changes === 1
+  );
+}
+
+/** Compression-ended sessions with no child for this long are given up (`orphaned_compression`). */
+export const ORPHANED_COMPRESSION_FINALIZE_SECONDS = 7 * 24 * 3600;
+
+export function finalizeOrphanedCompressionSessions(
+  context: StoreContext,
+  options: { olderThanSeconds?: number } = {},
+): number {
+  const olderThan =
+    optionalNumber('olderThanSeconds', options.olderThanSeconds, { min: 0 }) ??
+    ORPHANED_COMPRESSION_FINALIZE_SECONDS;
+  return context
+    .statement(
+      `UPDATE sessions SET end_reason = '${END_REASON.orphanedCompression}'
+       WHERE end_reason = '${END_REASON.compression}' AND ended_at < ? AND ${NO_COMPRESSION_CHILD}`,
+    )
+    .run(context.clock.now() - olderThan).changes;
 }

@@ -139,4 +139,58 @@ describe('listSessionsRich', () => {
     });
     expect(store.listSessionsRich().sessions[0]?.unread).toBe(true);
   });
+
+  it('filters by sources, excluded sources, working directory, message count, id and peer key, with a total', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'cli-app', source: 'cli', cwd: '/work/app', startedAt: 1 });
+    await store.createSession({ id: 'cli-src', source: 'cli', cwd: '/work/app/src', startedAt: 2 });
+    await store.createSession({ id: 'cli-apple', source: 'cli', cwd: '/work/apple', startedAt: 3 });
+    await store.createSession({
+      id: 'tg-peer',
+      source: 'telegram',
+      sessionKey: 'tg:7',
+      startedAt: 4,
+    });
+    await store.createSession({ id: 'kanban-task', source: 'kanban', startedAt: 5 });
+    await store.appendMessages('cli-app', [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+    ]);
+    // A compressed lineage: its messages count across the chain, its ids are searchable.
+    await store.appendMessage('tg-peer', { role: 'user', content: 'hi' });
+    const tip = await store.publishCompressionChild({
+      parentId: 'tg-peer',
+      summary: 'sum',
+      childId: 'tg-peer-tip-xyz',
+    });
+    await store.appendMessage(tip, { role: 'assistant', content: 'hello again' });
+    const ids = (options: Parameters<SessionStore['listSessionsRich']>[0]) =>
+      store
+        .listSessionsRich(options)
+        .sessions.map((row) => row.lineageRootId)
+        .sort();
+    expect(ids({ sources: ['telegram', 'kanban'] })).toEqual(['kanban-task', 'tg-peer']);
+    expect(ids({ excludeSources: ['cli'] })).toEqual(['tg-peer']);
+    expect(ids({ cwdPrefix: '/work/app' })).toEqual(['cli-app', 'cli-src']);
+    expect(ids({ cwdPrefix: '/work/app/' })).toEqual(['cli-app', 'cli-src']);
+    expect(ids({ minMessageCount: 2 })).toEqual(['cli-app', 'tg-peer']);
+    expect(ids({ minMessageCount: 3 })).toEqual(['tg-peer']); // 1 in the root + 2 in the tip
+    expect(ids({ idQuery: 'tip-x' })).toEqual(['tg-peer']);
+    expect(ids({ idQuery: 'apple' })).toEqual(['cli-apple']);
+    expect(ids({ sessionKey: 'tg:7' })).toEqual(['tg-peer']);
+    expect(store.listSessionsRich({ sessionKey: 'tg:7' }).sessions[0]?.id).toBe(tip);
+    const page = store.listSessionsRich({ limit: 2, includeTotal: true });
+    expect(page.sessions).toHaveLength(2);
+    expect(page.total).toBe(4); // kanban is internal
+    expect(store.listSessionsRich({ limit: 2 }).total).toBeNull();
+    expect(
+      store.listSessionsRich({ includeTotal: true, sources: ['cli'], cwdPrefix: '/work' }).total,
+    ).toBe(3);
+    expect(() => store.listSessionsRich({ sources: 'cli' as never })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+    expect(() => store.listSessionsRich({ minMessageCount: -1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+  });
 });

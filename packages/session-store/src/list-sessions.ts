@@ -11,7 +11,7 @@ import { sessionPreview } from './preview.js';
 import { SESSION_COLUMNS } from './rows.js';
 import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
-import { nonNegativeInteger, pageSize } from './validation.js';
+import { nonNegativeInteger, optionalInteger, pageSize } from './validation.js';
 
 export interface ListSessionsOptions {
   /** Page size: default 50, clamped to 1…200. */
@@ -26,6 +26,20 @@ export interface ListSessionsOptions {
   /** Substring of a title or id anywhere in the lineage, searched in SQL over every row. */
   readonly searchQuery?: string | null;
   readonly source?: string | null;
+  /** Only these sources (internal ones included when named). */
+  readonly sources?: readonly string[] | null;
+  /** Never these sources. */
+  readonly excludeSources?: readonly string[] | null;
+  /** Only conversations whose working directory is this path or under it (path-aware). */
+  readonly cwdPrefix?: string | null;
+  /** Only conversations with at least this many messages (summed over the lineage). */
+  readonly minMessageCount?: number | null;
+  /** Substring of an id anywhere in the lineage. */
+  readonly idQuery?: string | null;
+  /** Only the messaging peer with this session key. */
+  readonly sessionKey?: string | null;
+  /** Count every row the filters match (before paging, pinned back-fill excluded) into `total`. */
+  readonly includeTotal?: boolean;
   /** Compression children too (normally projected onto their root). */
   readonly includeChildren?: boolean;
   /** Add pinned rows missing from the page (default true). */
@@ -45,6 +59,8 @@ export interface SessionListItem extends SessionRow {
 
 export interface SessionListPage {
   readonly sessions: SessionListItem[];
+  /** With `includeTotal`: how many rows the filters match in all; otherwise null. */
+  readonly total: number | null;
   readonly hasMore: boolean;
   readonly nextCursor: string | null;
 }
@@ -72,6 +88,17 @@ function decodeCursor(cursor: string): [number, string] {
     throw new SessionStoreError({ code: 'invalid_cursor', message: ERROR_MESSAGES.invalidCursor });
   }
   return parsed.output;
+}
+
+function stringList(name: string, value: unknown): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument(name, 'a list of strings'),
+    });
+  }
+  return value;
 }
 
 function escapeLike(text: string): string {
@@ -102,11 +129,46 @@ export function listSessionsRich(
   if (options.archivedOnly) where.push('s.archived = 1');
   else if (!options.includeArchived) where.push('s.archived = 0');
   if (!options.includeHidden && !options.archivedOnly) where.push('s.hidden = 0');
-  if (options.source) {
-    where.push('s.source = @source');
-    parameters.source = options.source;
+  const sources = stringList('sources', options.sources);
+  const excluded = stringList('excludeSources', options.excludeSources);
+  if (options.source || sources) {
+    const wanted = [...(options.source ? [options.source] : []), ...(sources ?? [])];
+    where.push('s.source IN (SELECT value FROM json_each(@sources))');
+    parameters.sources = JSON.stringify(wanted);
   } else {
     where.push(`s.source NOT IN (${INTERNAL_SOURCES_SQL})`);
+  }
+  if (excluded) {
+    where.push('s.source NOT IN (SELECT value FROM json_each(@excludeSources))');
+    parameters.excludeSources = JSON.stringify(excluded);
+  }
+  if (options.sessionKey) {
+    where.push('s.session_key = @sessionKey');
+    parameters.sessionKey = options.sessionKey;
+  }
+  const cwd = options.cwdPrefix?.trim();
+  if (cwd) {
+    // Path-aware: `/work/app` matches `/work/app` and `/work/app/src`, never `/work/apple`.
+    const directory = cwd.replace(/\/+$/, '');
+    parameters.cwd = directory;
+    parameters.cwdLike = `${escapeLike(directory)}/%`;
+    where.push(`EXISTS (SELECT 1 FROM sessions c WHERE c.lineage_root_id = s.lineage_root_id
+      AND (c.cwd = @cwd OR c.cwd LIKE @cwdLike ESCAPE '\\'))`);
+  }
+  const minimum = optionalInteger('minMessageCount', options.minMessageCount, { min: 0 });
+  if (minimum !== undefined && minimum > 0) {
+    parameters.minMessageCount = minimum;
+    where.push(
+      options.includeChildren
+        ? 's.message_count >= @minMessageCount'
+        : `(SELECT sum(c.message_count) FROM sessions c WHERE c.lineage_root_id = s.lineage_root_id) >= @minMessageCount`,
+    );
+  }
+  const idNeedle = options.idQuery?.trim();
+  if (idNeedle) {
+    parameters.idLike = `%${escapeLike(idNeedle)}%`;
+    where.push(`EXISTS (SELECT 1 FROM sessions c WHERE c.lineage_root_id = s.lineage_root_id
+      AND c.id LIKE @idLike ESCAPE '\\')`);
   }
   const needle = options.searchQuery?.trim();
   if (needle) {
@@ -148,7 +210,13 @@ export function listSessionsRich(
       if (!present.has(row.id)) items.push(project(context, row, options, true));
     }
   }
-  return { sessions: items, hasMore, nextCursor };
+  const total = options.includeTotal
+    ? (context
+        .statement(`SELECT count(*) FROM sessions s WHERE ${filter}`)
+        .pluck()
+        .get(parameters) as number)
+    : null;
+  return { sessions: items, total, hasMore, nextCursor };
 }
 
 function project(

@@ -49,11 +49,14 @@ import {
   TRANSCRIPT_WRITE_PATIENCE_SECONDS,
 } from './limits.js';
 import {
+  finalizeOrphanedCompressionSessions,
+  findLiveCompressionChild,
   getCompressionChain,
   getCompressionTip,
   getLineageIds,
   type PublishCompressionInput,
   publishCompressionChild,
+  reopenOrphanedCompressionSession,
   setLineageArchived,
   setLineageHidden,
   setLineagePinned,
@@ -83,6 +86,7 @@ import {
   type CreateSessionInput,
   deleteSession,
   endSession,
+  getConversationGeneration,
   getSession,
   insertSession,
   promoteToSessionReset,
@@ -301,6 +305,11 @@ export class SessionStore {
     return this.#write((context) => deleteSession(context, id));
   }
 
+  /** How many times a session of this messaging peer has been ended (a fence for stale writers). */
+  getConversationGeneration(source: string, sessionKey: string): number {
+    return this.#read((context) => getConversationGeneration(context, source, sessionKey));
+  }
+
   setResumePending(id: string, reason: string | null): Promise<boolean> {
     return this.#write((context) => setResumePending(context, id, reason));
   }
@@ -376,6 +385,26 @@ export class SessionStore {
 
   releaseCompressionLease(sessionId: string, holder: string): Promise<boolean> {
     return this.#write((context) => releaseCompressionLease(context, sessionId, holder));
+  }
+
+  /** The session's one live compression child (undefined when none, or more than one). */
+  findLiveCompressionChild(id: string): SessionRecord | undefined {
+    return this.#read((context) => {
+      const child = findLiveCompressionChild(context, id);
+      return child === undefined ? undefined : getSession(context, child);
+    });
+  }
+
+  /** Reopens a compression-ended session whose child never materialised (or was deleted). */
+  reopenOrphanedCompressionSession(id: string): Promise<boolean> {
+    return this.#write((context) => reopenOrphanedCompressionSession(context, id));
+  }
+
+  /** Stamps `orphaned_compression` on sessions compression-ended with no child for 7 days. */
+  finalizeOrphanedCompressionSessions(
+    options: { olderThanSeconds?: number } = {},
+  ): Promise<number> {
+    return this.#write((context) => finalizeOrphanedCompressionSessions(context, options));
   }
 
   getCompressionChain(id: string): string[] {

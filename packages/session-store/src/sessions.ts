@@ -107,12 +107,57 @@ export function insertSession(context: StoreContext, input: CreateSessionInput):
   return id;
 }
 
-/** The first end wins: only a live row is stamped. Returns whether this call ended it. */
+/**
+ * The first end wins: only a live row is stamped. Ending a messaging peer's session bumps that
+ * peer's `conversation_generations` fence, so a stale writer can tell its conversation is over.
+ * Returns whether this call ended it.
+ */
 export function endSession(context: StoreContext, id: string, reason: string): boolean {
-  const result = context
-    .statement('UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL')
-    .run(context.clock.now(), reason, id);
-  return result.changes === 1;
+  if (typeof reason !== 'string' || reason.length === 0) {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('reason', 'a non-empty end reason'),
+    });
+  }
+  const ended = context
+    .statement(
+      `UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL
+       RETURNING source, session_key AS sessionKey`,
+    )
+    .get(context.clock.now(), reason, id) as PeerKey | undefined;
+  if (ended) bumpConversationGeneration(context, ended);
+  return ended !== undefined;
+}
+
+interface PeerKey {
+  source: string;
+  sessionKey: string | null;
+}
+
+function bumpConversationGeneration(context: StoreContext, peer: PeerKey): void {
+  if (!peer.sessionKey) return;
+  context
+    .statement(
+      `INSERT INTO conversation_generations (source, session_key, generation) VALUES (?, ?, 1)
+       ON CONFLICT(source, session_key) DO UPDATE SET generation = generation + 1`,
+    )
+    .run(peer.source, peer.sessionKey);
+}
+
+/** How many times a session of this peer has been ended (0 when never). */
+export function getConversationGeneration(
+  context: StoreContext,
+  source: string,
+  sessionKey: string,
+): number {
+  return (
+    (context
+      .statement(
+        'SELECT generation FROM conversation_generations WHERE source = ? AND session_key = ?',
+      )
+      .pluck()
+      .get(source, sessionKey) as number | undefined) ?? 0
+  );
 }
 
 export function reopenSession(context: StoreContext, id: string): boolean {
@@ -126,13 +171,21 @@ export function reopenSession(context: StoreContext, id: string): boolean {
 
 /** Turns a live row, or one ended by accident (recoverable reason), into a `session_reset` boundary. */
 export function promoteToSessionReset(context: StoreContext, id: string): boolean {
-  const result = context
+  const before = context
     .statement(
-      `UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = '${END_REASON.sessionReset}'
-       WHERE id = ? AND (ended_at IS NULL OR end_reason IN (${RECOVERABLE_END_REASONS_SQL}))`,
+      'SELECT source, session_key AS sessionKey, ended_at AS endedAt FROM sessions WHERE id = ?',
     )
-    .run(context.clock.now(), id);
-  return result.changes === 1;
+    .get(id) as (PeerKey & { endedAt: number | null }) | undefined;
+  const changed =
+    context
+      .statement(
+        `UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = '${END_REASON.sessionReset}'
+         WHERE id = ? AND (ended_at IS NULL OR end_reason IN (${RECOVERABLE_END_REASONS_SQL}))`,
+      )
+      .run(context.clock.now(), id).changes === 1;
+  // Only a live row is newly ended here; a recoverable end already bumped the fence.
+  if (changed && before && before.endedAt === null) bumpConversationGeneration(context, before);
+  return changed;
 }
 
 /**

@@ -7,7 +7,9 @@ import { VerbNameSchema } from './wire-schema.js';
 export interface VerbHandlerContext {
   /**
    * Aborted when the handler's deadline passes (the client has then been answered with a timeout
-   * error) or the connection closes first: stop work nobody will see.
+   * error) or its connection is torn down first (the server closing): stop work nobody will see.
+   * A client that half-closes after its line is still waiting for the reply, so that does not
+   * abort it.
    */
   readonly signal: AbortSignal;
 }

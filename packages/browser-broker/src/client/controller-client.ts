@@ -85,7 +85,7 @@ export class BrowserControllerClient {
   #registration: RegisterResponse | undefined;
   readonly #running = new Map<string, AbortController>();
   readonly #heartbeats = new Map<string, () => void>();
-  #detachWaiters: Array<() => void> = [];
+  #detachWaiters: Array<(error?: Error) => void> = [];
   /** Result frames (JSON text) awaiting an open socket: a command may finish mid-reconnect. */
   #unsentResults: string[] = [];
   #nonce = 0;
@@ -158,29 +158,46 @@ export class BrowserControllerClient {
       ],
       { maxPayload: MAX_CONTROLLER_FRAME_BYTES },
     );
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('unexpected-response', (_request, response) => {
-        reject(
-          new ControllerConnectFailed(
-            `browser controller socket refused: ${response.statusCode}`,
-            response.statusCode ?? 0,
-          ),
-        );
-        response.resume();
-      });
-      socket.once('error', reject);
-    });
-    this.#socket = socket;
+    // Listen before the socket opens: the server may write frames right behind its 101 (the
+    // deferred cancels it flushes at a reattach), and ws emits them as soon as it has emitted
+    // `open`, before anything awaiting `open` resumes.
+    let opened = false;
     socket.on('message', (data, isBinary) => {
       if (!isBinary) this.#onFrame(data.toString());
     });
+    // A socket error is followed by `close`, which reports the loss; connect() rejects on one
+    // before the socket opened.
+    socket.on('error', () => {});
     socket.on('close', (code) => {
-      // Only the current socket counts: a socket replaced by reconnect() or close() is expected to end.
+      // Only the current socket counts: a socket replaced by reconnect() or close() is expected
+      // to end, and one that never opened failed connect() instead.
       if (this.#socket !== socket) return;
       this.#socket = undefined;
-      this.#options.onDisconnect?.(code);
+      this.#failDetachWaiters();
+      if (opened) this.#options.onDisconnect?.(code);
     });
+    this.#socket = socket;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('open', () => {
+          opened = true;
+          resolve();
+        });
+        socket.once('unexpected-response', (_request, response) => {
+          reject(
+            new ControllerConnectFailed(
+              `browser controller socket refused: ${response.statusCode}`,
+              response.statusCode ?? 0,
+            ),
+          );
+          response.resume();
+        });
+        socket.once('error', reject);
+      });
+    } catch (error) {
+      if (this.#socket === socket) this.#socket = undefined;
+      throw error;
+    }
     await this.heartbeat();
     // Attached now (the echo proves ownership): answer what finished while we were away.
     const unsent = this.#unsentResults;
@@ -216,12 +233,30 @@ export class BrowserControllerClient {
     this.#write({ method: FRAME_CANCEL, params: { tool_call_id: toolCallId } });
   }
 
-  /** Hard detach: pending work fails as cancelled; resolves on the server's acknowledgement. */
-  detach(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.#detachWaiters.push(resolve);
-      this.#write({ method: FRAME_DETACH, params: {} });
+  /**
+   * Hard detach: the server cancels the pending work and forgets the controller. Resolves once
+   * the server acknowledged it and the socket is closed (nothing is left open, so a program that
+   * detaches can exit); rejects, with the socket closed all the same, when no acknowledgement
+   * comes within `timeoutMilliseconds` (a socket that no longer owns the controller gets none).
+   */
+  async detach(timeoutMilliseconds = 5_000): Promise<void> {
+    let settle!: (error?: Error) => void;
+    const acknowledged = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error ? reject(error) : resolve());
     });
+    const timer = setTimeout(
+      () => settle(new BrowserControllerConnectionError('detach was not acknowledged')),
+      timeoutMilliseconds,
+    );
+    try {
+      this.#detachWaiters.push(settle);
+      this.#write({ method: FRAME_DETACH, params: {} });
+      await acknowledged;
+    } finally {
+      clearTimeout(timer);
+      this.#detachWaiters = this.#detachWaiters.filter((waiter) => waiter !== settle);
+      await this.#closeSocket();
+    }
   }
 
   /** Closes the socket; the server treats it as a recoverable disconnect. */
@@ -277,6 +312,16 @@ export class BrowserControllerClient {
       const waiters = this.#detachWaiters;
       this.#detachWaiters = [];
       for (const waiter of waiters) waiter();
+    }
+  }
+
+  #failDetachWaiters(): void {
+    const waiters = this.#detachWaiters;
+    this.#detachWaiters = [];
+    for (const waiter of waiters) {
+      waiter(
+        new BrowserControllerConnectionError('socket closed before the detach was acknowledged'),
+      );
     }
   }
 

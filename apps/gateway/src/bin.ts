@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+import { GATEWAY_EXIT_CODES } from '@hermes/control-socket';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { GatewayStartError, type RunningGateway, startGateway } from './gateway.js';
+import { isTransientNetworkError } from './lifecycle/transient-errors.js';
+import { LOG_LEVELS, type LogLevel } from './logging/logger.js';
+import { GATEWAY_VERSION } from './version.js';
+
+function integer(name: string, min: number, max: number) {
+  return (value: string) => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < min || number > max)
+      throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`);
+    return number;
+  };
+}
+
+function seconds(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0)
+    throw new InvalidArgumentError('must be a number of seconds (0 or more)');
+  return number;
+}
+
+const program = new Command('hermes-gateway')
+  .description(
+    'Run the Hermes gateway: the OpenAI-compatible API server, the sessions API and the control socket for $HERMES_HOME (default ~/.hermes).',
+  )
+  .version(GATEWAY_VERSION)
+  .option(
+    '--port <port>',
+    'listen port (default api_server.port / API_SERVER_PORT / 8642; 0 = any free port)',
+    integer('--port', 0, 65_535),
+  )
+  .option('--host <host>', 'listen address (default api_server.host / API_SERVER_HOST / 127.0.0.1)')
+  .addOption(
+    new Option('--log-level <level>', 'log level')
+      .choices(LOG_LEVELS)
+      .env('HERMES_LOG_LEVEL')
+      .default('info'),
+  )
+  .option(
+    '--drain-timeout <seconds>',
+    'how long running turns may finish on SIGTERM/SIGINT (default restart_drain_timeout, 30)',
+    seconds,
+  )
+  .addOption(
+    new Option(
+      '--sse-keepalive <seconds>',
+      'keep-alive comment period of every event stream (default 10 s for session chat, 30 s for the OpenAI streams)',
+    )
+      .argParser(seconds)
+      .hideHelp(),
+  )
+  .showHelpAfterError();
+
+program.parse();
+const options = program.opts<{
+  port?: number;
+  host?: string;
+  logLevel: LogLevel;
+  drainTimeout?: number;
+  sseKeepalive?: number;
+}>();
+
+let gateway: RunningGateway | undefined;
+let stopping = false;
+
+async function shutdown(reason: string, code?: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const exitCode = gateway
+    ? await gateway.stop(reason).catch(() => GATEWAY_EXIT_CODES.failure)
+    : GATEWAY_EXIT_CODES.failure;
+  process.exit(code ?? exitCode);
+}
+
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGHUP', () => void shutdown('SIGHUP'));
+process.on('unhandledRejection', (reason) => {
+  gateway?.logger.error({ err: reason }, 'unhandled promise rejection');
+});
+process.on('uncaughtException', (error) => {
+  if (isTransientNetworkError(error)) {
+    gateway?.logger.warn({ err: error }, 'transient network error ignored');
+    return;
+  }
+  if (gateway) gateway.logger.fatal({ err: error }, 'uncaught exception; stopping');
+  else process.stderr.write(`hermes-gateway: ${error.stack ?? error.message}\n`);
+  void shutdown('uncaught_exception', GATEWAY_EXIT_CODES.failure);
+});
+
+try {
+  const keepalive =
+    options.sseKeepalive !== undefined
+      ? { chatStreamMs: options.sseKeepalive * 1000, apiStreamMs: options.sseKeepalive * 1000 }
+      : undefined;
+  gateway = await startGateway({
+    port: options.port,
+    host: options.host,
+    logLevel: options.logLevel,
+    drainTimeoutS: options.drainTimeout,
+    ...(keepalive ? { keepaliveMs: keepalive } : {}),
+  });
+  if (stopping) {
+    // A signal arrived while starting: stop now that there is something to stop.
+    stopping = false;
+    await shutdown('signal during startup');
+  }
+} catch (error) {
+  if (error instanceof GatewayStartError) {
+    process.stderr.write(`hermes-gateway: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  process.stderr.write(
+    `hermes-gateway: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(GATEWAY_EXIT_CODES.failure);
+}

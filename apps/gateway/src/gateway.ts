@@ -1,0 +1,496 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { ArtifactStoreCache } from '@hermes/artifact-store';
+import {
+  createBrowserControlUpgradeHandler,
+  flagsFromConfigReader,
+  getBrowserControlBroker,
+} from '@hermes/browser-broker';
+import {
+  applyEnvFile,
+  ConfigParseError,
+  coerceNumber,
+  createConfigReader,
+  getActiveProfileName,
+  getProcessHermesHome,
+  HermesConfigError,
+  type LoadedConfig,
+  loadConfig,
+  readGatewayKey,
+} from '@hermes/config';
+import {
+  type CodeIdentity,
+  type ControlServer,
+  claimPidFile,
+  createDefaultVerbHandlers,
+  GATEWAY_EXIT_CODES,
+  pidFilePath,
+  type RuntimeStatusUpdate,
+  readProcessStartTime,
+  recordStartAndCheckStorm,
+  startControlServer,
+  writeRuntimeStatus,
+} from '@hermes/control-socket';
+import type { SessionStore } from '@hermes/session-store';
+import {
+  armShutdownWatchdog,
+  type LoopHeartbeat,
+  type LoopWatchdog,
+  loopWatchdogOptionsFromConfig,
+  resolveShutdownWatchdogDelay,
+  startLoopHeartbeat,
+  startLoopWatchdog,
+} from '@hermes/supervisor';
+import { getRequestListener } from '@hono/node-server';
+import type { Logger } from 'pino';
+import { createGatewayApp } from './http/app.js';
+import type { GatewayDeps } from './http/gateway-env.js';
+import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
+import { createGatewayLogger, type GatewayLogger, type LogLevel } from './logging/logger.js';
+import { ActiveTurns } from './runtime/active-turns.js';
+import { ProfileRegistry } from './runtime/profile-registry.js';
+import { ProfileRuntime } from './runtime/profile-runtime.js';
+import { ResponseStore } from './runtime/response-store.js';
+import { RunRegistry } from './runtime/run-registry.js';
+import { SlashCommands } from './runtime/slash-commands.js';
+import { GATEWAY_VERSION } from './version.js';
+
+/** Seconds running turns get to finish on SIGTERM/SIGINT before they are interrupted. */
+export const DEFAULT_DRAIN_TIMEOUT_S = 30;
+/** After the interrupt, how long turns get to store what they have. */
+export const POST_INTERRUPT_GRACE_S = 5;
+/** Keep-alive comment period of `/api/sessions/:id/chat/stream` (the reference's 10 s). */
+export const CHAT_STREAM_KEEPALIVE_MS = 10_000;
+/** Keep-alive comment period of the OpenAI-compatible streams and run events (30 s). */
+export const API_STREAM_KEEPALIVE_MS = 30_000;
+/** After the drain, how long open responses get to be written before connections are cut. */
+export const RESPONSE_FLUSH_GRACE_MS = 5000;
+/** How often the FTS rebuild deferred by another process is retried. */
+export const FTS_RETRY_INTERVAL_MS = 300_000;
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export function isLoopbackHost(host: string): boolean {
+  const normalized = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  return LOOPBACK_HOSTS.has(normalized) || /^127\.\d+\.\d+\.\d+$/.test(normalized);
+}
+
+export interface GatewayOptions {
+  /** Overrides `api_server.port` / `API_SERVER_PORT` (0 = any free port). */
+  readonly port?: number | undefined;
+  readonly host?: string | undefined;
+  readonly logLevel?: LogLevel | undefined;
+  readonly drainTimeoutS?: number | undefined;
+  readonly keepaliveMs?: { readonly chatStreamMs?: number; readonly apiStreamMs?: number };
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where the startup banner goes (default stdout). */
+  readonly print?: (line: string) => void;
+}
+
+/** A startup refusal with the exit code the bin should use. */
+export class GatewayStartError extends Error {
+  override readonly name = 'GatewayStartError';
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly port: number;
+  readonly home: string;
+  readonly socketPath: string | null;
+  readonly logger: Logger;
+  /** Drains and stops in the documented order; resolves with the exit code. Memoised. */
+  stop(reason: string): Promise<number>;
+}
+
+function portFrom(value: string | undefined, source: string): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new GatewayStartError(
+      `${source} must be a port number 0-65535, got ${JSON.stringify(value)}`,
+      GATEWAY_EXIT_CODES.fatalConfig,
+    );
+  return port;
+}
+
+function codeIdentity(env: NodeJS.ProcessEnv): CodeIdentity {
+  return { sha: env.HERMES_CODE_SHA?.trim() || null, version: GATEWAY_VERSION };
+}
+
+/**
+ * Starts the gateway in the order `docs/architecture.md` gives: home and config → PID claim →
+ * state → liveness → control socket → HTTP → announce. Throws `GatewayStartError` (with the exit
+ * code: 78 for configuration, 1 otherwise) when it cannot run; anything already started is
+ * stopped again.
+ */
+export async function startGateway(options: GatewayOptions = {}): Promise<RunningGateway> {
+  const env = options.env ?? process.env;
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const startedAtWall = Date.now();
+  const startedAt = performance.now();
+
+  // 1. Home and config.
+  const home = getProcessHermesHome(env);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const level = options.logLevel ?? 'info';
+  const logs: GatewayLogger = createGatewayLogger({ home, level });
+  const { logger } = logs;
+  const cleanups: (() => Promise<void> | void)[] = [() => logs.close()];
+  const unwind = async () => {
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
+  };
+
+  let loaded: LoadedConfig;
+  try {
+    applyEnvFile(home, env);
+    loaded = loadConfig({ home });
+  } catch (error) {
+    await unwind();
+    if (error instanceof ConfigParseError || HermesConfigError.isInstance(error)) {
+      throw new GatewayStartError((error as Error).message, GATEWAY_EXIT_CODES.fatalConfig);
+    }
+    throw error;
+  }
+  for (const warning of loaded.warnings) logger.warn(warning);
+  const { config } = loaded;
+  logs.scrubber.addFromEnvironment(env);
+  logs.scrubber.add(config.apiServer.key, config.model.apiKey);
+  for (const provider of Object.values(config.providers)) logs.scrubber.add(provider.apiKey);
+
+  let port: number;
+  let host: string;
+  try {
+    port =
+      options.port ?? portFrom(env.API_SERVER_PORT, 'API_SERVER_PORT') ?? config.apiServer.port;
+    host = options.host ?? (env.API_SERVER_HOST?.trim() || config.apiServer.host);
+  } catch (error) {
+    await unwind();
+    throw error;
+  }
+  const loopbackOnly = isLoopbackHost(host);
+  if (!loopbackOnly && !config.apiServer.key) {
+    await unwind();
+    throw new GatewayStartError(
+      `Refusing to listen on ${host}: the API server is reachable beyond loopback and no API key is configured. Set API_SERVER_KEY in ${path.join(home, '.env')} (or api_server.key in config.yaml), or listen on 127.0.0.1.`,
+      GATEWAY_EXIT_CODES.fatalConfig,
+    );
+  }
+  const drainRaw = readGatewayKey(loaded.raw, 'restart_drain_timeout');
+  const drainTimeoutS =
+    options.drainTimeoutS ??
+    coerceNumber(drainRaw, DEFAULT_DRAIN_TIMEOUT_S, { min: 0, max: 86_400 });
+
+  // 2. Claim the home.
+  const claim = await claimPidFile({ home });
+  if (!claim.claimed) {
+    await unwind();
+    throw new GatewayStartError(claim.message, GATEWAY_EXIT_CODES.failure);
+  }
+  cleanups.push(() => claim.release());
+  const storm = await recordStartAndCheckStorm(home);
+  if (storm.storm) {
+    logger.warn(
+      { startsInWindow: storm.startsInWindow, backoffSeconds: storm.backoffSeconds },
+      `Respawn storm: ${storm.startsInWindow} starts in the last 120 s; waiting ${storm.backoffSeconds} s before serving`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, storm.backoffSeconds * 1000));
+  }
+  const writer = {
+    pid: process.pid,
+    argv: process.argv,
+    startTime: await readProcessStartTime(process.pid),
+    home,
+    codeIdentity: codeIdentity(env),
+  };
+  const writeStatus = (update: RuntimeStatusUpdate) =>
+    writeRuntimeStatus(home, update, writer).catch((error: unknown) =>
+      logger.warn({ err: error }, 'gateway_state.json could not be written'),
+    );
+  await writeStatus({ gatewayState: 'starting', exitReason: null, clearProfilePlatforms: true });
+
+  // 3. State.
+  const profileName = getActiveProfileName(home);
+  const multiplex = config.gateway.multiplexProfiles;
+  let store: SessionStore;
+  const primary = new ProfileRuntime({
+    name: profileName,
+    home,
+    // Under multiplex every profile runs in a scope with its own secrets; the launch profile's
+    // are the process environment (its .env already applied).
+    secrets: multiplex ? secretsOf(env) : undefined,
+    logger,
+  });
+  try {
+    store = await primary.store();
+  } catch (error) {
+    await writeStatus({ gatewayState: 'startup_failed', exitReason: 'session_store_unavailable' });
+    await unwind();
+    throw new GatewayStartError(
+      `state.db cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
+      GATEWAY_EXIT_CODES.failure,
+    );
+  }
+  cleanups.push(() => primary.close());
+  const recovered = await store.recoverDelegations().catch((error: unknown) => {
+    logger.warn({ err: error }, 'delegation recovery failed');
+    return undefined;
+  });
+  if (recovered) logger.info({ recovered }, 'delegation ledger recovered');
+  const claimed = await store.claimPendingObligations({ platforms: [] }).catch((error: unknown) => {
+    logger.warn({ err: error }, 'obligation claim failed');
+    return [];
+  });
+  if (claimed.length > 0) logger.info({ count: claimed.length }, 'claimed pending obligations');
+  const ftsTimer = setInterval(() => {
+    store
+      .retryDeferredFtsRecovery()
+      .catch((error: unknown) => logger.warn({ err: error }, 'deferred FTS recovery failed'));
+  }, FTS_RETRY_INTERVAL_MS);
+  ftsTimer.unref();
+  cleanups.push(() => clearInterval(ftsTimer));
+
+  // 4. Liveness.
+  let watchdog: LoopWatchdog | undefined;
+  let heartbeat: LoopHeartbeat | undefined;
+  const watchdogOptions = loopWatchdogOptionsFromConfig(config.gateway, { home });
+  if (watchdogOptions) watchdog = startLoopWatchdog(watchdogOptions);
+  cleanups.push(() => watchdog?.stop());
+  heartbeat = await startLoopHeartbeat({
+    home,
+    warn: (message: string) => logger.warn(message),
+  });
+  cleanups.push(() => heartbeat?.stop());
+  const loopDelay = startLoopDelayMonitor();
+  cleanups.push(() => loopDelay.stop());
+
+  // Runtime pieces the control socket and the HTTP server share.
+  const turns = new ActiveTurns();
+  const runs = new RunRegistry();
+  const registry = new ProfileRegistry({
+    primary,
+    multiplex,
+    allowlist: config.gateway.multiplexProfileAllowlist,
+    logger,
+    onCreate: (runtime) => logs.scrubber.add(...Object.values(runtime.secrets ?? {})),
+  });
+  cleanups.push(() => registry.close());
+  const liveStatus = () => {
+    const delay = loopDelay.read();
+    return {
+      pid: process.pid,
+      uptime_s: Math.round((performance.now() - startedAt) / 100) / 10,
+      draining: turns.draining,
+      active_turns: turns.size,
+      active_turns_by_kind: turns.byKind(),
+      queue_depths: { runs_running: runs.running, delegation_completions: 0 },
+      event_loop_delay_p99_ms: delay.p99Ms,
+      event_loop_delay_max_ms: delay.maxMs,
+      watchdog_strikes: watchdog ? watchdog.strikes : null,
+      served_profiles: registry.servedProfiles(),
+    };
+  };
+
+  // 5. Control socket (never fatal).
+  const defaultVerbs = createDefaultVerbHandlers({ home, codeIdentity: () => codeIdentity(env) });
+  const baseStatus = defaultVerbs.status;
+  const control = await startControlServer({
+    home,
+    codeIdentity: () => codeIdentity(env),
+    logger: {
+      info: (message) => logger.info(message),
+      warn: (message) => logger.warn(message),
+      debug: (message, error) => logger.debug({ err: error }, message),
+    },
+    handlers: {
+      ...defaultVerbs,
+      status: async (request, context) => ({
+        ...((await baseStatus?.(request, context)) as Record<string, unknown>),
+        ...liveStatus(),
+        active_agents: turns.size,
+      }),
+    },
+  });
+  let controlServer: ControlServer | undefined;
+  if (control.started) {
+    controlServer = control.server;
+    cleanups.push(() => controlServer?.close());
+  } else {
+    logger.warn({ err: control.error }, 'Gateway control socket failed to start (non-fatal)');
+  }
+
+  // 6. HTTP.
+  const broker = getBrowserControlBroker();
+  const flags = flagsFromConfigReader(createConfigReader({ home }));
+  const artifactStores = new ArtifactStoreCache({
+    resolveProfileHome: (profile) => {
+      const resolution = registry.resolve(profile === primary.name ? undefined : profile);
+      if (!resolution.ok) throw new Error(`profile ${profile} is not served`);
+      return resolution.runtime.home;
+    },
+    onStoreCreated: (profile, artifactStore) => broker.attachArtifactStore(artifactStore, profile),
+  });
+  const slash = new SlashCommands({ turns, version: GATEWAY_VERSION });
+  const deps: GatewayDeps = {
+    registry,
+    turns,
+    logger,
+    maxRequestBytes: config.apiServer.maxRequestBytes,
+    loopbackOnly,
+    version: GATEWAY_VERSION,
+    startedAt: startedAtWall,
+    broker,
+    flags,
+    artifactStores,
+    runs,
+    responses: new ResponseStore(),
+    slash,
+    keepalive: {
+      chatStreamMs: options.keepaliveMs?.chatStreamMs ?? CHAT_STREAM_KEEPALIVE_MS,
+      apiStreamMs: options.keepaliveMs?.apiStreamMs ?? API_STREAM_KEEPALIVE_MS,
+    },
+    liveStatus,
+  };
+  const app = createGatewayApp(deps);
+  const upgrade = createBrowserControlUpgradeHandler({ broker, flags });
+  const server: Server = createServer(getRequestListener(app.fetch));
+  server.on('upgrade', (request, socket, head) => {
+    // Under /p/<profile> the controller socket is the same endpoint.
+    const match = /^\/p\/[^/]+(\/v1\/browser-control\/ws(?:\?.*)?)$/.exec(request.url ?? '');
+    if (match?.[1]) request.url = match[1];
+    if (!upgrade.handleUpgrade(request, socket, head)) socket.destroy();
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await writeStatus({ gatewayState: 'startup_failed', exitReason: 'listen_failed' });
+    await unwind();
+    throw new GatewayStartError(
+      `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`,
+      GATEWAY_EXIT_CODES.failure,
+    );
+  }
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}`;
+
+  // 8. Announce.
+  await writeStatus({
+    gatewayState: 'running',
+    exitReason: null,
+    activeAgents: 0,
+    servedProfiles: multiplex ? registry.servedProfiles() : [],
+    sessionStore: 'ok',
+  });
+  let lastActive = 0;
+  const statusTimer = setInterval(() => {
+    if (turns.size === lastActive) return;
+    lastActive = turns.size;
+    void writeStatus({ activeAgents: lastActive });
+  }, 2000);
+  statusTimer.unref();
+
+  // One write, so a reader waiting for the first line sees the whole banner.
+  const banner = [
+    `Hermes gateway listening on ${url}`,
+    `  home:           ${home}`,
+    `  control socket: ${controlServer?.bindPath ?? '(unavailable)'}`,
+    `  log file:       ${logs.file}`,
+  ];
+  if (!config.model.baseUrl && !config.model.provider) {
+    banner.push(
+      `  model:          not configured — set model.base_url and model.default in ${path.join(home, 'config.yaml')}`,
+    );
+  }
+  print(banner.join('\n'));
+  logger.info(
+    { url, home, profile: profileName, multiplex, socket: controlServer?.bindPath ?? null },
+    'gateway running',
+  );
+
+  let stopping: Promise<number> | undefined;
+  const stop = (reason: string): Promise<number> => {
+    stopping ??= (async () => {
+      // Refuse new turns at once, before anything awaits.
+      turns.startDraining();
+      logger.info({ reason }, 'gateway stopping');
+      const shutdownWatchdog = armShutdownWatchdog({
+        delayS: resolveShutdownWatchdogDelay(drainTimeoutS),
+        home,
+        removeFiles: [pidFilePath(home), path.join(home, 'gateway.lock')],
+        snapshot: () => ({ ...liveStatus(), reason }),
+      });
+      clearInterval(statusTimer);
+      await writeStatus({ gatewayState: 'draining', activeAgents: turns.size });
+      // Stop accepting HTTP and WebSocket work; running streams keep their connections.
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await upgrade.close().catch(() => {});
+      let drained = await turns.waitForIdle(drainTimeoutS * 1000);
+      if (!drained) {
+        const interrupted = turns.interruptAll('gateway shutting down');
+        logger.warn({ interrupted, drainTimeoutS }, 'drain timed out; interrupting running turns');
+        drained = await turns.waitForIdle(POST_INTERRUPT_GRACE_S * 1000);
+      }
+      // Let the answers of the turns that just ended reach their clients, then cut what is left.
+      // Connections go as soon as they are idle (a keep-alive client would hold one forever).
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
+      const flushTimer = setTimeout(() => server.closeAllConnections(), RESPONSE_FLUSH_GRACE_MS);
+      await serverClosed;
+      clearInterval(idleSweep);
+      clearTimeout(flushTimer);
+      await controlServer?.close().catch(() => {});
+      controlServer = undefined;
+      await watchdog?.stop();
+      watchdog = undefined;
+      await heartbeat?.stop();
+      heartbeat = undefined;
+      loopDelay.stop();
+      clearInterval(ftsTimer);
+      await registry
+        .close()
+        .catch((error: unknown) => logger.warn({ err: error }, 'closing stores failed'));
+      await writeStatus({
+        gatewayState: 'stopped',
+        exitReason: reason,
+        activeAgents: 0,
+      });
+      await claim.release();
+      logger.info({ drained }, 'gateway stopped');
+      await shutdownWatchdog.done();
+      await logs.close();
+      return GATEWAY_EXIT_CODES.clean;
+    })();
+    return stopping;
+  };
+
+  return {
+    url,
+    port: address.port,
+    home,
+    socketPath: controlServer?.bindPath ?? null,
+    logger,
+    stop,
+  };
+}
+
+function secretsOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) secrets[key] = value;
+  return secrets;
+}

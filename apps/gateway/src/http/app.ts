@@ -1,0 +1,176 @@
+import { createArtifactRoutes } from '@hermes/artifact-store';
+import {
+  bearerMatches,
+  browserControlIdentityMiddleware,
+  createBrowserControlRoutes,
+  deriveApiPrincipal,
+  nodePeerAddress,
+  transportFamilyForPeer,
+} from '@hermes/browser-broker';
+import { type Context, Hono } from 'hono';
+import { assertDeclaredLength } from './body.js';
+import { errorBody, HttpError, renderHttpError } from './errors.js';
+import type { GatewayDeps, GatewayEnv } from './gateway-env.js';
+import { registerChatCompletionRoutes } from './routes/chat-completions.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerInfoRoutes } from './routes/info.js';
+import { registerResponseRoutes } from './routes/responses.js';
+import { registerRunRoutes } from './routes/runs.js';
+import { registerSessionChatRoutes } from './routes/session-chat.js';
+import { registerSessionRoutes } from './routes/sessions.js';
+
+/** The body of a request addressed to a profile this gateway does not serve (not an OpenAI error). */
+export const PROFILE_REJECTED_BODY = { error: 'Unknown or unconfigured profile' } as const;
+
+/** Paths answered without a key: liveness probes. */
+const PUBLIC_PATHS = new Set(['/health', '/v1/health']);
+
+/** Paths whose package routes run their own authentication ladder (browser control, artifacts). */
+function ownsAuthentication(path: string): boolean {
+  return (
+    path.startsWith('/v1/browser-control/') ||
+    path.startsWith('/v1/artifacts/') ||
+    path === '/v1/capabilities'
+  );
+}
+
+function routedPath(context: Context<GatewayEnv>): string {
+  const prefix = context.get('prefix');
+  return prefix ? context.req.path.slice(prefix.length) || '/' : context.req.path;
+}
+
+/**
+ * The whole HTTP surface as one hono app: every route at its bare path and mirrored under
+ * `/p/<profile>`. Order: profile resolution (fail closed) → declared body size → bearer auth →
+ * browser identity stamping → routes.
+ */
+export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
+  const api = new Hono<GatewayEnv>();
+
+  api.use('*', async (context, next) => {
+    const prefix = context.req.param('profile' as never) as string | undefined;
+    const resolution = deps.registry.resolve(prefix);
+    if (!resolution.ok) return context.json(PROFILE_REJECTED_BODY, 404);
+    context.set('runtime', resolution.runtime);
+    context.set('prefix', prefix === undefined ? '' : `/p/${prefix}`);
+    // Multiplexed profiles run inside their own scope (home + secrets); the launch profile of a
+    // single-profile gateway already is the process home.
+    if (deps.registry.multiplex) return resolution.runtime.run(() => next());
+    await next();
+  });
+
+  api.use('*', async (context, next) => {
+    const path = routedPath(context);
+    if (!path.startsWith('/v1/artifacts/')) assertDeclaredLength(context, deps.maxRequestBytes);
+    if (PUBLIC_PATHS.has(path) || ownsAuthentication(path)) return next();
+    const expected = context.get('runtime').apiKey();
+    if (expected) {
+      if (!bearerMatches(context.req.header('authorization'), expected)) {
+        throw new HttpError({
+          status: 401,
+          code: 'invalid_api_key',
+          message: 'Invalid or missing API key (Authorization: Bearer <API_SERVER_KEY>)',
+        });
+      }
+    } else if (!deps.loopbackOnly) {
+      // A listener beyond loopback serves no profile without a key of its own.
+      throw new HttpError({
+        status: 403,
+        code: 'api_key_required',
+        message: `Profile ${context.get('runtime').name} has no API_SERVER_KEY; it is not served beyond loopback`,
+      });
+    }
+    return next();
+  });
+
+  const apiKeyFor = (profile: string) => {
+    const resolution = deps.registry.resolve(
+      profile === deps.registry.primary.name ? undefined : profile,
+    );
+    return resolution.ok ? resolution.runtime.apiKey() : undefined;
+  };
+  const profileOf = (context: Context) => (context as Context<GatewayEnv>).get('runtime').name;
+  api.use('*', browserControlIdentityMiddleware({ apiKey: apiKeyFor, profile: profileOf }));
+
+  registerHealthRoutes(api, deps);
+  registerInfoRoutes(api, deps);
+  registerSessionRoutes(api, deps);
+  registerSessionChatRoutes(api, deps);
+  registerChatCompletionRoutes(api, deps);
+  registerResponseRoutes(api, deps);
+  registerRunRoutes(api, deps);
+
+  api.route(
+    '/',
+    createBrowserControlRoutes({
+      broker: deps.broker,
+      flags: deps.flags,
+      apiKey: apiKeyFor,
+      profile: profileOf,
+      sessionExists: async ({ profile, sessionId }) => {
+        const resolution = deps.registry.resolve(
+          profile === deps.registry.primary.name ? undefined : profile,
+        );
+        if (!resolution.ok) return false;
+        const store = await resolution.runtime.store();
+        return store.getSession(sessionId) !== undefined;
+      },
+    }),
+  );
+  api.route(
+    '/',
+    createArtifactRoutes({
+      stores: deps.artifactStores,
+      isEnabled: () => deps.flags().enabled,
+      authenticate: (context) => {
+        const runtime = (context as Context<GatewayEnv>).get('runtime');
+        const expected = runtime.apiKey();
+        if (!expected) {
+          return {
+            ok: false,
+            status: 403,
+            code: 'browser_control_auth_required',
+            message: 'browser extension control requires an API server key (API_SERVER_KEY)',
+          };
+        }
+        if (!bearerMatches(context.req.header('authorization'), expected)) {
+          return {
+            ok: false,
+            status: 401,
+            code: 'invalid_api_key',
+            message: 'invalid or missing bearer token',
+          };
+        }
+        return {
+          ok: true,
+          principalId: deriveApiPrincipal({ profile: runtime.name, apiKey: expected }),
+          profile: runtime.name,
+        };
+      },
+      resolveTransportFamily: (context) => transportFamilyForPeer(nodePeerAddress(context)),
+    }),
+  );
+
+  const app = new Hono<GatewayEnv>();
+  app.onError((error, context) => {
+    if (HttpError.isInstance(error)) return renderHttpError(context, error);
+    deps.logger.error({ err: error, path: context.req.path }, 'request failed');
+    return context.json(
+      errorBody({ status: 500, code: 'internal_error', message: 'Internal server error' }),
+      500,
+    );
+  });
+  app.notFound((context) =>
+    context.json(
+      errorBody({
+        status: 404,
+        code: 'not_found',
+        message: `No route for ${context.req.method} ${context.req.path}`,
+      }),
+      404,
+    ),
+  );
+  app.route('/', api);
+  app.route('/p/:profile', api);
+  return app;
+}

@@ -1,0 +1,99 @@
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { HttpError, httpErrors } from './errors.js';
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError({
+    status: 413,
+    code: 'request_too_large',
+    message: `Request body exceeds ${limit} bytes (api_server.max_request_bytes)`,
+  });
+}
+
+/** Refuses a declared `Content-Length` over the limit before anything is read. */
+export function assertDeclaredLength(context: Context, limit: number): void {
+  const declared = context.req.header('content-length');
+  if (declared === undefined) return;
+  const length = Number(declared);
+  if (Number.isFinite(length) && length > limit) throw tooLarge(limit);
+}
+
+/** Reads the body as UTF-8 text, never more than `limit` bytes of it. */
+export async function readCappedText(context: Context, limit: number): Promise<string> {
+  assertDeclaredLength(context, limit);
+  const body = context.req.raw.body;
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The first failing field of a valibot result, as `a.b[2]`. */
+export function issuePath(issue: v.BaseIssue<unknown>): string | null {
+  const keys = (issue.path ?? []).map((item) => String(item.key));
+  return keys.length > 0 ? keys.join('.') : null;
+}
+
+export function invalidFromIssues(issues: readonly v.BaseIssue<unknown>[]): HttpError {
+  const first = issues[0];
+  const param = first ? issuePath(first) : null;
+  const message = first
+    ? param
+      ? `Invalid '${param}': ${first.message}`
+      : `Invalid request body: ${first.message}`
+    : 'Invalid request body';
+  return new HttpError({ status: 400, code: 'invalid_request', message, param });
+}
+
+/**
+ * Reads and validates a JSON body. An empty body counts as `{}` only when `emptyAsObject`; bad
+ * JSON → 400 `invalid_json`; a body that does not match the schema → 400 `invalid_request`
+ * naming the first bad field; over the limit → 413.
+ */
+export async function readJsonBody<TSchema extends v.GenericSchema>(
+  context: Context,
+  schema: TSchema,
+  options: { limit: number; emptyAsObject?: boolean },
+): Promise<v.InferOutput<TSchema>> {
+  const text = await readCappedText(context, options.limit);
+  let value: unknown;
+  if (text.trim() === '' && options.emptyAsObject) value = {};
+  else {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw httpErrors.invalidJson();
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new HttpError({
+      status: 400,
+      code: 'invalid_request',
+      message: 'Request body must be a JSON object',
+    });
+  }
+  const parsed = v.safeParse(schema, value);
+  if (!parsed.success) throw invalidFromIssues(parsed.issues);
+  return parsed.output;
+}
+
+/** Validates a query object (all values strings) against a schema. */
+export function parseQuery<TSchema extends v.GenericSchema>(
+  context: Context,
+  schema: TSchema,
+): v.InferOutput<TSchema> {
+  const parsed = v.safeParse(schema, context.req.query());
+  if (!parsed.success) throw invalidFromIssues(parsed.issues);
+  return parsed.output;
+}

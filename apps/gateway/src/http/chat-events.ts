@@ -1,0 +1,138 @@
+import type { AgentEvent, Usage } from '@hermes/agent';
+
+/** The session chat stream's event names (the reference's). */
+export const CHAT_STREAM_EVENTS = [
+  'run.started',
+  'message.started',
+  'assistant.delta',
+  'tool.progress',
+  'tool.started',
+  'tool.completed',
+  'tool.failed',
+  'assistant.completed',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'error',
+  'done',
+] as const;
+export type ChatStreamEvent = (typeof CHAT_STREAM_EVENTS)[number];
+
+export function usageResponse(usage: Usage) {
+  return {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    cache_read_tokens: usage.cacheReadTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    reasoning_tokens: usage.reasoningTokens,
+    api_calls: usage.apiCalls,
+    tool_calls: usage.toolCalls,
+  };
+}
+
+/**
+ * Turns the agent's events into the session chat stream's. Terminal events are not rendered
+ * here: the route sends `run.<status>` itself, with the turn's transcript read from the store.
+ */
+export function createChatEventRenderer(emit: (event: ChatStreamEvent, data: unknown) => void) {
+  let messageOpen = false;
+  return (event: AgentEvent) => {
+    switch (event.type) {
+      case 'run.started':
+        emit('run.started', {
+          run_id: event.runId,
+          session_id: event.sessionId,
+          model: event.model,
+          provider: event.provider,
+        });
+        return;
+      case 'message.delta':
+        if (!messageOpen) {
+          messageOpen = true;
+          emit('message.started', {
+            run_id: event.runId,
+            session_id: event.sessionId,
+            role: 'assistant',
+          });
+        }
+        emit('assistant.delta', { run_id: event.runId, delta: event.text });
+        return;
+      case 'tool.started':
+        emit('tool.started', {
+          run_id: event.runId,
+          tool_call_id: event.callId,
+          name: event.name,
+          arguments: event.arguments,
+        });
+        return;
+      case 'tool.completed':
+        emit('tool.completed', {
+          run_id: event.runId,
+          tool_call_id: event.callId,
+          name: event.name,
+          result: event.result,
+          duration_ms: event.durationMs,
+        });
+        return;
+      case 'tool.failed':
+        emit('tool.failed', {
+          run_id: event.runId,
+          tool_call_id: event.callId,
+          name: event.name,
+          error: event.error,
+          duration_ms: event.durationMs,
+        });
+        return;
+      case 'message.completed':
+        if (!messageOpen)
+          emit('message.started', {
+            run_id: event.runId,
+            session_id: event.sessionId,
+            role: 'assistant',
+          });
+        messageOpen = false;
+        emit('assistant.completed', {
+          run_id: event.runId,
+          message_id: event.messageId,
+          content: event.content,
+          tool_calls: event.toolCalls,
+          finish_reason: event.finishReason,
+        });
+        return;
+      case 'model.retry':
+      case 'model.fallback':
+      case 'session.compressed':
+      case 'warning':
+        emit('tool.progress', { run_id: event.runId, ...progressOf(event) });
+        return;
+      default:
+        return;
+    }
+  };
+}
+
+function progressOf(event: AgentEvent): Record<string, unknown> {
+  switch (event.type) {
+    case 'model.retry':
+      return {
+        kind: 'model.retry',
+        provider: event.provider,
+        attempt: event.attempt,
+        delay_ms: event.delayMs,
+        reason: event.reason,
+      };
+    case 'model.fallback':
+      return { kind: 'model.fallback', from: event.from, to: event.to, reason: event.reason };
+    case 'session.compressed':
+      return {
+        kind: 'session.compressed',
+        from_session_id: event.fromSessionId,
+        to_session_id: event.toSessionId,
+      };
+    case 'warning':
+      return { kind: 'warning', code: event.code, message: event.message };
+    default:
+      return { kind: event.type };
+  }
+}

@@ -1,0 +1,113 @@
+import type { MessageInput, SessionRecord, SessionStore } from '@hermes/session-store';
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { HttpError } from './errors.js';
+import type { GatewayEnv } from './gateway-env.js';
+import { newApiSessionId, SESSION_ID_PATTERN } from './routes/sessions.js';
+
+export const SESSION_ID_HEADER = 'X-Hermes-Session-Id';
+export const SESSION_KEY_HEADER = 'X-Hermes-Session-Key';
+export const SESSION_HEADER_MAX_CHARS = 256;
+/** Sessions created by the OpenAI-compatible endpoints. */
+export const API_SESSION_SOURCE = 'api_server';
+
+/** One OpenAI-format content part (only text parts carry text for the agent). */
+const ContentPartSchema = v.looseObject({ type: v.string(), text: v.optional(v.string()) });
+export const MessageContentSchema = v.union([v.string(), v.null(), v.array(ContentPartSchema)]);
+
+/** The text of a content value: strings as-is, text parts joined, other parts as `[<type>]`. */
+export function contentText(
+  content: v.InferOutput<typeof MessageContentSchema> | undefined,
+): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) =>
+      part.type === 'text' || part.type === 'input_text' || part.type === 'output_text'
+        ? (part.text ?? '')
+        : `[${part.type}]`,
+    )
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** A prior turn of a client-sent conversation, ready to be stored as history. */
+export interface HistoryMessage {
+  readonly role: 'user' | 'assistant' | 'tool';
+  readonly content: string;
+  readonly toolCalls?: unknown;
+  readonly toolCallId?: string;
+}
+
+function readSessionHeader(context: Context, name: string): string | undefined {
+  const value = context.req.header(name);
+  if (value === undefined) return undefined;
+  if (value.length === 0 || value.length > SESSION_HEADER_MAX_CHARS || /[\r\n\0]/.test(value)) {
+    throw new HttpError({
+      status: 400,
+      code: 'invalid_session_header',
+      message: `${name} must be 1-${SESSION_HEADER_MAX_CHARS} characters without CR, LF or NUL`,
+    });
+  }
+  return value;
+}
+
+/**
+ * The session an OpenAI-compatible request continues: `X-Hermes-Session-Id` names one (created
+ * with that id when new), `X-Hermes-Session-Key` finds the peer's latest live session (it needs
+ * an API key, since a key is a guessable name), otherwise a new session. A new session is seeded
+ * with the client's prior messages; an existing one keeps its stored history.
+ */
+export async function resolveApiSession(
+  context: Context<GatewayEnv>,
+  store: SessionStore,
+  history: readonly HistoryMessage[],
+): Promise<{ session: SessionRecord; created: boolean }> {
+  const runtime = context.get('runtime');
+  const sessionId = readSessionHeader(context, SESSION_ID_HEADER);
+  const sessionKey = readSessionHeader(context, SESSION_KEY_HEADER);
+  if (sessionKey !== undefined && !runtime.apiKey()) {
+    throw new HttpError({
+      status: 403,
+      code: 'session_key_requires_api_key',
+      message: `${SESSION_KEY_HEADER} needs an API key: set API_SERVER_KEY for this profile`,
+    });
+  }
+  if (sessionId !== undefined) {
+    if (!SESSION_ID_PATTERN.test(sessionId)) {
+      throw new HttpError({
+        status: 400,
+        code: 'invalid_session_id',
+        message: 'Session id must be 1-128 characters from A-Z, a-z, 0-9, ".", "_", ":", "-"',
+      });
+    }
+    const existing = store.getSession(sessionId);
+    if (existing) return { session: existing, created: false };
+  } else if (sessionKey !== undefined) {
+    const existing = store.findLatestGatewaySessionForPeer({
+      sessionKey,
+      source: API_SESSION_SOURCE,
+    });
+    if (existing) return { session: existing, created: false };
+  }
+  const session = await store.createSession({
+    id: sessionId ?? newApiSessionId(),
+    source: API_SESSION_SOURCE,
+    profileName: runtime.name,
+    ...(sessionKey !== undefined ? { sessionKey } : {}),
+  });
+  if (history.length > 0) {
+    await store.appendMessages(
+      session.id,
+      history.map(
+        (message): MessageInput => ({
+          role: message.role,
+          content: message.content,
+          ...(message.toolCalls !== undefined ? { toolCalls: message.toolCalls } : {}),
+          ...(message.toolCallId !== undefined ? { toolCallId: message.toolCallId } : {}),
+        }),
+      ),
+    );
+  }
+  return { session, created: true };
+}

@@ -1,0 +1,88 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/** The OpenAI error `type` for each status the gateway answers with. */
+export function errorTypeForStatus(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 409) return 'conflict_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+/**
+ * An expected refusal with an HTTP status and a stable `code`. Routes throw it; the app's error
+ * handler renders `{ error: { message, type, param, code } }` (the OpenAI shape).
+ */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  readonly status: ContentfulStatusCode;
+  readonly code: string;
+  readonly param: string | null;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(options: {
+    status: ContentfulStatusCode;
+    code: string;
+    message: string;
+    param?: string | null;
+    details?: Record<string, unknown>;
+  }) {
+    super(options.message);
+    this.status = options.status;
+    this.code = options.code;
+    this.param = options.param ?? null;
+    this.details = options.details;
+  }
+
+  static isInstance(value: unknown): value is HttpError {
+    return value instanceof HttpError;
+  }
+}
+
+export function errorBody(error: {
+  status: number;
+  code: string;
+  message: string;
+  param?: string | null;
+  details?: Record<string, unknown> | undefined;
+}) {
+  return {
+    error: {
+      message: error.message,
+      type: errorTypeForStatus(error.status),
+      param: error.param ?? null,
+      code: error.code,
+      ...(error.details ?? {}),
+    },
+  };
+}
+
+export function renderHttpError(context: Context, error: HttpError): Response {
+  return context.json(errorBody(error), error.status);
+}
+
+/** Shorthands for the refusals every route shares. */
+export const httpErrors = {
+  invalidJson: (message = 'Request body must be valid JSON') =>
+    new HttpError({ status: 400, code: 'invalid_json', message }),
+  invalidRequest: (message: string, param: string | null = null) =>
+    new HttpError({ status: 400, code: 'invalid_request', message, param }),
+  sessionNotFound: (id: string) =>
+    new HttpError({
+      status: 404,
+      code: 'session_not_found',
+      message: `Session not found: ${id}`,
+      param: 'session_id',
+    }),
+  sessionDbUnavailable: (message = 'Session database unavailable') =>
+    new HttpError({ status: 503, code: 'session_db_unavailable', message }),
+  draining: () =>
+    new HttpError({
+      status: 503,
+      code: 'gateway_draining',
+      message: 'The gateway is shutting down and accepts no new turns; retry after it restarts',
+    }),
+};

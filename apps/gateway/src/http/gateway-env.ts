@@ -1,0 +1,42 @@
+import type { ArtifactStoreCache } from '@hermes/artifact-store';
+import type { BrowserControlBroker, ExtensionControlFlagSource } from '@hermes/browser-broker';
+import type { HttpBindings } from '@hono/node-server';
+import type { Logger } from 'pino';
+import type { ActiveTurns } from '../runtime/active-turns.js';
+import type { ProfileRegistry } from '../runtime/profile-registry.js';
+import type { ProfileRuntime } from '../runtime/profile-runtime.js';
+import type { ResponseStore } from '../runtime/response-store.js';
+import type { RunRegistry } from '../runtime/run-registry.js';
+import type { SlashCommands } from '../runtime/slash-commands.js';
+
+export type GatewayEnv = {
+  Bindings: HttpBindings;
+  Variables: {
+    /** The profile this request addresses (bare route: the launch profile). */
+    runtime: ProfileRuntime;
+    /** `/p/<name>` when the request came through a prefix. */
+    prefix: string;
+  };
+};
+
+/** What the routes are built from; one instance per gateway process. */
+export interface GatewayDeps {
+  readonly registry: ProfileRegistry;
+  readonly turns: ActiveTurns;
+  readonly logger: Logger;
+  /** `api_server.max_request_bytes` of the launch profile. */
+  readonly maxRequestBytes: number;
+  /** True when the listener is bound to a loopback address only. */
+  readonly loopbackOnly: boolean;
+  readonly version: string;
+  readonly startedAt: number;
+  readonly broker: BrowserControlBroker;
+  readonly flags: ExtensionControlFlagSource;
+  readonly artifactStores: ArtifactStoreCache;
+  readonly runs: RunRegistry;
+  readonly responses: ResponseStore;
+  readonly slash: SlashCommands;
+  readonly keepalive: { readonly chatStreamMs: number; readonly apiStreamMs: number };
+  /** Live process facts for `/health/detailed` and the `status` verb. */
+  readonly liveStatus: () => Record<string, unknown>;
+}

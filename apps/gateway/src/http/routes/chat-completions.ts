@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto';
+import type { AgentEvent } from '@hermes/agent';
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import { runTurn } from '../../runtime/turn-runner.js';
+import { readJsonBody } from '../body.js';
+import {
+  contentText,
+  type HistoryMessage,
+  MessageContentSchema,
+  resolveApiSession,
+  SESSION_ID_HEADER,
+} from '../conversation-input.js';
+import { errorBody, HttpError } from '../errors.js';
+import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
+import { eventStream } from '../sse.js';
+import { modelNameFor } from './info.js';
+import { turnFailure } from './session-chat.js';
+import { storeOf } from './sessions.js';
+
+const ChatMessageSchema = v.looseObject({
+  role: v.picklist(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: v.optional(MessageContentSchema),
+  tool_calls: v.optional(v.array(v.looseObject({}))),
+  tool_call_id: v.optional(v.string()),
+  name: v.optional(v.string()),
+});
+
+const ChatCompletionSchema = v.looseObject({
+  model: v.optional(v.string()),
+  messages: v.pipe(v.array(ChatMessageSchema), v.minLength(1, 'must hold at least one message')),
+  stream: v.optional(v.nullable(v.boolean())),
+  stream_options: v.optional(v.nullable(v.looseObject({ include_usage: v.optional(v.boolean()) }))),
+  user: v.optional(v.string()),
+});
+
+type ChatMessage = v.InferOutput<typeof ChatMessageSchema>;
+
+/** Splits a client conversation: system text (sent for this turn only), history, the prompt. */
+export function splitConversation(messages: readonly ChatMessage[]) {
+  const last = messages[messages.length - 1];
+  const prompt = last && last.role === 'user' ? contentText(last.content).trim() : '';
+  if (last?.role !== 'user' || prompt === '') {
+    throw new HttpError({
+      status: 400,
+      code: 'invalid_request',
+      message: 'The last message must be a user message with text',
+      param: 'messages',
+    });
+  }
+  const system: string[] = [];
+  const history: HistoryMessage[] = [];
+  for (const message of messages.slice(0, -1)) {
+    const text = contentText(message.content);
+    if (message.role === 'system' || message.role === 'developer') {
+      if (text.trim() !== '') system.push(text);
+    } else if (message.role === 'tool') {
+      history.push({ role: 'tool', content: text, toolCallId: message.tool_call_id ?? '' });
+    } else if (message.role === 'assistant') {
+      history.push({
+        role: 'assistant',
+        content: text,
+        ...(message.tool_calls && message.tool_calls.length > 0
+          ? { toolCalls: message.tool_calls }
+          : {}),
+      });
+    } else {
+      history.push({ role: 'user', content: text });
+    }
+  }
+  return { prompt: contentText(last.content), system: system.join('\n\n'), history };
+}
+
+function completionId(): string {
+  return `chatcmpl-${randomBytes(12).toString('hex')}`;
+}
+
+export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
+  app.post('/v1/chat/completions', async (context) => {
+    const body = await readJsonBody(context, ChatCompletionSchema, {
+      limit: deps.maxRequestBytes,
+    });
+    const { prompt, system, history } = splitConversation(body.messages);
+    const runtime = context.get('runtime');
+    deps.turns.assertAdmitting();
+    const store = await storeOf(context);
+    const { session } = await resolveApiSession(context, store, history);
+    const model = modelNameFor(runtime.name, context.get('prefix') !== '');
+    const id = completionId();
+    const created = Math.floor(Date.now() / 1000);
+    context.header(SESSION_ID_HEADER, session.id);
+
+    const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    });
+
+    if (body.stream) {
+      return eventStream(
+        context,
+        {
+          keepaliveMs: deps.keepalive.apiStreamMs,
+          headers: { [SESSION_ID_HEADER]: session.id },
+        },
+        async (sink) => {
+          await sink.send(chunk({ role: 'assistant', content: '' }));
+          if (reply) {
+            await sink.send(chunk({ content: reply.text }));
+            await sink.send(chunk({}, 'stop'));
+            await sink.sendRaw('[DONE]');
+            return;
+          }
+          let wroteText = false;
+          let separatorDue = false;
+          const onEvent = (event: AgentEvent) => {
+            if (event.type === 'message.delta') {
+              const text = separatorDue && wroteText ? `\n\n${event.text}` : event.text;
+              separatorDue = false;
+              wroteText = true;
+              void sink.send(chunk({ content: text }));
+            } else if (event.type === 'message.completed' && event.toolCalls.length > 0) {
+              separatorDue = true;
+            }
+          };
+          try {
+            const outcome = await runTurn(deps.turns, {
+              runtime,
+              sessionId: session.id,
+              message: prompt,
+              kind: 'api',
+              onEvent,
+              ephemeralSystemNote: system || undefined,
+            });
+            if (outcome.result.status === 'failed') {
+              const failure = turnFailure(outcome);
+              await sink.send(errorBody(failure));
+            } else {
+              await sink.send(
+                chunk({}, outcome.result.status === 'interrupted' ? 'length' : 'stop'),
+              );
+              if (body.stream_options?.include_usage) {
+                const usage = outcome.result.usage;
+                await sink.send({
+                  id,
+                  object: 'chat.completion.chunk',
+                  created,
+                  model,
+                  choices: [],
+                  usage: {
+                    prompt_tokens: usage.inputTokens,
+                    completion_tokens: usage.outputTokens,
+                    total_tokens: usage.inputTokens + usage.outputTokens,
+                  },
+                });
+              }
+            }
+          } catch (error) {
+            const failure = HttpError.isInstance(error)
+              ? error
+              : new HttpError({
+                  status: 500,
+                  code: 'internal_error',
+                  message: 'Internal server error',
+                });
+            if (!HttpError.isInstance(error))
+              deps.logger.error({ err: error }, 'chat completion failed');
+            await sink.send(errorBody(failure));
+          }
+          await sink.sendRaw('[DONE]');
+        },
+      );
+    }
+
+    if (reply) {
+      return context.json({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [
+          { index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      });
+    }
+    const outcome = await runTurn(deps.turns, {
+      runtime,
+      sessionId: session.id,
+      message: prompt,
+      kind: 'api',
+      ephemeralSystemNote: system || undefined,
+    });
+    if (outcome.result.status === 'failed') throw turnFailure(outcome);
+    context.header(SESSION_ID_HEADER, outcome.result.sessionId);
+    const usage = outcome.result.usage;
+    return context.json({
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: outcome.result.finalResponse },
+          finish_reason: outcome.result.status === 'interrupted' ? 'length' : 'stop',
+        },
+      ],
+      usage: {
+        prompt_tokens: usage.inputTokens,
+        completion_tokens: usage.outputTokens,
+        total_tokens: usage.inputTokens + usage.outputTokens,
+      },
+    });
+  });
+}

@@ -1,0 +1,363 @@
+import { randomBytes } from 'node:crypto';
+import type { AgentEvent } from '@hermes/agent';
+import type { SessionRecord } from '@hermes/session-store';
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import { allMessages, forkSession } from '../../runtime/fork-session.js';
+import type { TurnOutcome } from '../../runtime/turn-runner.js';
+import { runTurn } from '../../runtime/turn-runner.js';
+import { readJsonBody } from '../body.js';
+import {
+  contentText,
+  type HistoryMessage,
+  MessageContentSchema,
+  resolveApiSession,
+  SESSION_ID_HEADER,
+} from '../conversation-input.js';
+import { errorBody, HttpError } from '../errors.js';
+import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
+import { eventStream } from '../sse.js';
+import { modelNameFor } from './info.js';
+import { turnFailure } from './session-chat.js';
+import { newApiSessionId, storeOf } from './sessions.js';
+
+const InputItemSchema = v.looseObject({
+  type: v.optional(v.string()),
+  role: v.optional(v.picklist(['system', 'developer', 'user', 'assistant'])),
+  content: v.optional(MessageContentSchema),
+});
+
+const ResponseRequestSchema = v.looseObject({
+  model: v.optional(v.string()),
+  input: v.union([
+    v.pipe(v.string(), v.minLength(1)),
+    v.pipe(v.array(InputItemSchema), v.minLength(1)),
+  ]),
+  instructions: v.optional(v.nullable(v.string())),
+  previous_response_id: v.optional(v.nullable(v.string())),
+  store: v.optional(v.nullable(v.boolean())),
+  stream: v.optional(v.nullable(v.boolean())),
+  metadata: v.optional(v.nullable(v.record(v.string(), v.string()))),
+});
+
+type ResponseRequest = v.InferOutput<typeof ResponseRequestSchema>;
+
+function splitInput(request: ResponseRequest) {
+  const system: string[] = request.instructions ? [request.instructions] : [];
+  if (typeof request.input === 'string') return { prompt: request.input, system, history: [] };
+  const items = request.input.filter((item) => item.type === undefined || item.type === 'message');
+  const last = items[items.length - 1];
+  const prompt = last?.role === 'user' ? contentText(last.content).trim() : '';
+  if (!last || prompt === '') {
+    throw new HttpError({
+      status: 400,
+      code: 'invalid_request',
+      message: 'The last input item must be a user message with text',
+      param: 'input',
+    });
+  }
+  const history: HistoryMessage[] = [];
+  for (const item of items.slice(0, -1)) {
+    const text = contentText(item.content);
+    if (item.role === 'system' || item.role === 'developer') system.push(text);
+    else if (item.role === 'assistant') history.push({ role: 'assistant', content: text });
+    else history.push({ role: 'user', content: text });
+  }
+  return { prompt: contentText(last.content), system, history };
+}
+
+function responseId(): string {
+  return `resp_${randomBytes(12).toString('hex')}`;
+}
+
+function responseBody(input: {
+  id: string;
+  createdAt: number;
+  model: string;
+  request: ResponseRequest;
+  status: 'in_progress' | 'completed' | 'failed' | 'incomplete';
+  text: string;
+  outcome?: TurnOutcome;
+  sessionId: string;
+  error?: { code: string; message: string } | null;
+}) {
+  const usage = input.outcome?.result.usage;
+  const messageId = `msg_${input.id.slice(5)}`;
+  return {
+    id: input.id,
+    object: 'response',
+    created_at: input.createdAt,
+    status: input.status,
+    model: input.model,
+    instructions: input.request.instructions ?? null,
+    previous_response_id: input.request.previous_response_id ?? null,
+    metadata: input.request.metadata ?? {},
+    store: input.request.store !== false,
+    output:
+      input.status === 'in_progress'
+        ? []
+        : [
+            {
+              type: 'message',
+              id: messageId,
+              status: input.status === 'completed' ? 'completed' : 'incomplete',
+              role: 'assistant',
+              content: [{ type: 'output_text', text: input.text, annotations: [] }],
+            },
+          ],
+    output_text: input.text,
+    error: input.error ?? null,
+    usage: usage
+      ? {
+          input_tokens: usage.inputTokens,
+          output_tokens: usage.outputTokens,
+          total_tokens: usage.inputTokens + usage.outputTokens,
+          input_tokens_details: { cached_tokens: usage.cacheReadTokens },
+          output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+        }
+      : null,
+    hermes: { session_id: input.sessionId },
+  };
+}
+
+export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
+  app.post('/v1/responses', async (context) => {
+    const request = await readJsonBody(context, ResponseRequestSchema, {
+      limit: deps.maxRequestBytes,
+    });
+    const { prompt, system, history } = splitInput(request);
+    const runtime = context.get('runtime');
+    deps.turns.assertAdmitting();
+    const store = await storeOf(context);
+
+    let session: SessionRecord;
+    if (request.previous_response_id) {
+      const previous = deps.responses.get(runtime.name, request.previous_response_id);
+      const previousSession = previous ? store.getSession(previous.sessionId) : undefined;
+      if (!previous || !previousSession) {
+        throw new HttpError({
+          status: 404,
+          code: 'response_not_found',
+          message: `Response not found: ${request.previous_response_id}`,
+          param: 'previous_response_id',
+        });
+      }
+      const tip = store.getCompressionTip(previous.sessionId);
+      const rows = allMessages(store, tip);
+      const lastId = rows[rows.length - 1]?.id ?? null;
+      if (tip === previous.sessionId && lastId === previous.lastMessageId) {
+        session = previousSession;
+      } else {
+        // The conversation moved on since that response: branch from where it ended.
+        const upTo = rows.findIndex((row) => row.id === previous.lastMessageId);
+        ({ child: session } = await forkSession(store, {
+          sessionId: tip,
+          childId: newApiSessionId(),
+          rows: upTo === -1 ? rows : rows.slice(0, upTo + 1),
+          endParent: false,
+        }));
+      }
+    } else {
+      ({ session } = await resolveApiSession(context, store, history));
+    }
+
+    const id = responseId();
+    const createdAt = Math.floor(Date.now() / 1000);
+    const model = modelNameFor(runtime.name, context.get('prefix') !== '');
+    const systemNote = system.filter((text) => text.trim() !== '').join('\n\n') || undefined;
+    context.header(SESSION_ID_HEADER, session.id);
+
+    const finish = (outcome: TurnOutcome) => {
+      const failed = outcome.result.status === 'failed';
+      const body = responseBody({
+        id,
+        createdAt,
+        model,
+        request,
+        status: failed
+          ? 'failed'
+          : outcome.result.status === 'interrupted'
+            ? 'incomplete'
+            : 'completed',
+        text: outcome.result.finalResponse,
+        outcome,
+        sessionId: outcome.result.sessionId,
+        error: failed ? (outcome.result.error ?? null) : null,
+      });
+      if (request.store !== false && !failed) {
+        deps.responses.put({
+          id,
+          profile: runtime.name,
+          sessionId: outcome.result.sessionId,
+          lastMessageId: outcome.messageId,
+          body,
+        });
+      }
+      return body;
+    };
+
+    const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
+    if (reply) {
+      const body = responseBody({
+        id,
+        createdAt,
+        model,
+        request,
+        status: 'completed',
+        text: reply.text,
+        sessionId: session.id,
+      });
+      if (!request.stream) return context.json(body);
+    }
+
+    if (request.stream) {
+      return eventStream(
+        context,
+        { keepaliveMs: deps.keepalive.apiStreamMs, headers: { [SESSION_ID_HEADER]: session.id } },
+        async (sink) => {
+          let sequence = 0;
+          const emit = (type: string, data: Record<string, unknown>) =>
+            sink.send({ type, sequence_number: sequence++, ...data }, type);
+          const itemId = `msg_${id.slice(5)}`;
+          const started = responseBody({
+            id,
+            createdAt,
+            model,
+            request,
+            status: 'in_progress',
+            text: '',
+            sessionId: session.id,
+          });
+          await emit('response.created', { response: started });
+          await emit('response.in_progress', { response: started });
+          await emit('response.output_item.added', {
+            output_index: 0,
+            item: {
+              type: 'message',
+              id: itemId,
+              status: 'in_progress',
+              role: 'assistant',
+              content: [],
+            },
+          });
+          await emit('response.content_part.added', {
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            part: { type: 'output_text', text: '', annotations: [] },
+          });
+          const delta = (text: string) =>
+            emit('response.output_text.delta', {
+              item_id: itemId,
+              output_index: 0,
+              content_index: 0,
+              delta: text,
+            });
+          let body: ReturnType<typeof responseBody>;
+          try {
+            if (reply) {
+              await delta(reply.text);
+              body = responseBody({
+                id,
+                createdAt,
+                model,
+                request,
+                status: 'completed',
+                text: reply.text,
+                sessionId: session.id,
+              });
+            } else {
+              let streamed = '';
+              let separatorDue = false;
+              const outcome = await runTurn(deps.turns, {
+                runtime,
+                sessionId: session.id,
+                message: prompt,
+                kind: 'api',
+                ephemeralSystemNote: systemNote,
+                onEvent: (event: AgentEvent) => {
+                  if (event.type === 'message.delta') {
+                    const text = separatorDue && streamed !== '' ? `\n\n${event.text}` : event.text;
+                    separatorDue = false;
+                    streamed += text;
+                    void delta(text);
+                  } else if (event.type === 'message.completed' && event.toolCalls.length > 0) {
+                    separatorDue = true;
+                  }
+                },
+              });
+              body = finish(outcome);
+            }
+          } catch (error) {
+            const failure = HttpError.isInstance(error)
+              ? error
+              : new HttpError({
+                  status: 500,
+                  code: 'internal_error',
+                  message: 'Internal server error',
+                });
+            if (!HttpError.isInstance(error))
+              deps.logger.error({ err: error }, 'response stream failed');
+            await emit('error', { ...errorBody(failure).error });
+            return;
+          }
+          const text = body.output_text;
+          if (body.status === 'failed') {
+            await emit('response.failed', { response: body });
+            return;
+          }
+          await emit('response.output_text.done', {
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            text,
+          });
+          await emit('response.content_part.done', {
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            part: { type: 'output_text', text, annotations: [] },
+          });
+          await emit('response.output_item.done', { output_index: 0, item: body.output[0] });
+          await emit(body.status === 'completed' ? 'response.completed' : 'response.incomplete', {
+            response: body,
+          });
+        },
+      );
+    }
+
+    const outcome = await runTurn(deps.turns, {
+      runtime,
+      sessionId: session.id,
+      message: prompt,
+      kind: 'api',
+      ephemeralSystemNote: systemNote,
+    });
+    if (outcome.result.status === 'failed') throw turnFailure(outcome);
+    return context.json(finish(outcome));
+  });
+
+  app.get('/v1/responses/:id', (context) => {
+    const stored = deps.responses.get(context.get('runtime').name, context.req.param('id'));
+    if (!stored) {
+      throw new HttpError({
+        status: 404,
+        code: 'response_not_found',
+        message: `Response not found: ${context.req.param('id')}`,
+      });
+    }
+    return context.json(stored.body);
+  });
+
+  app.delete('/v1/responses/:id', (context) => {
+    const id = context.req.param('id');
+    if (!deps.responses.delete(context.get('runtime').name, id)) {
+      throw new HttpError({
+        status: 404,
+        code: 'response_not_found',
+        message: `Response not found: ${id}`,
+      });
+    }
+    return context.json({ id, object: 'response', deleted: true });
+  });
+}

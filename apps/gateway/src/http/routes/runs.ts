@@ -1,0 +1,201 @@
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import type { RunEvent, RunRecord } from '../../runtime/run-registry.js';
+import { runTurn } from '../../runtime/turn-runner.js';
+import { readJsonBody } from '../body.js';
+import { createChatEventRenderer, usageResponse } from '../chat-events.js';
+import { resolveApiSession } from '../conversation-input.js';
+import { errorBody, HttpError } from '../errors.js';
+import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
+import { eventStream } from '../sse.js';
+import { requireSessionRow, storeOf } from './sessions.js';
+
+const RunRequestSchema = v.looseObject({
+  input: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((text) => text.trim() !== '', 'must not be empty'),
+    ),
+  ),
+  message: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((text) => text.trim() !== '', 'must not be empty'),
+    ),
+  ),
+  session_id: v.optional(v.string()),
+  instructions: v.optional(v.nullable(v.string())),
+});
+
+const IDEMPOTENCY_KEY_MAX = 256;
+
+function runResponse(run: RunRecord) {
+  return {
+    id: run.id,
+    object: 'hermes.run',
+    status: run.status,
+    session_id: run.sessionId,
+    created_at: run.createdAt,
+    completed_at: run.completedAt,
+    output: run.output,
+    error: run.error,
+    usage: run.usage,
+    messages: run.messages,
+  };
+}
+
+function notFound(id: string): HttpError {
+  return new HttpError({ status: 404, code: 'run_not_found', message: `Run not found: ${id}` });
+}
+
+export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
+  app.post('/v1/runs', async (context) => {
+    const body = await readJsonBody(context, RunRequestSchema, { limit: deps.maxRequestBytes });
+    const prompt = body.input ?? body.message;
+    if (prompt === undefined) {
+      throw new HttpError({
+        status: 400,
+        code: 'invalid_request',
+        message: "'input' is required",
+        param: 'input',
+      });
+    }
+    const runtime = context.get('runtime');
+    const key = context.req.header('idempotency-key');
+    if (key !== undefined && (key === '' || key.length > IDEMPOTENCY_KEY_MAX)) {
+      throw new HttpError({
+        status: 400,
+        code: 'invalid_request',
+        message: `Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX} characters`,
+      });
+    }
+    if (key !== undefined) {
+      const existing = deps.runs.byIdempotencyKey(runtime.name, key);
+      if (existing) return context.json(runResponse(existing), 200);
+    }
+    deps.turns.assertAdmitting();
+    const store = await storeOf(context);
+    const session =
+      body.session_id !== undefined
+        ? requireSessionRow(store, body.session_id)
+        : (await resolveApiSession(context, store, [])).session;
+    const run = deps.runs.create({
+      profile: runtime.name,
+      sessionId: session.id,
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+    });
+    const emit = (event: string, data: unknown) =>
+      deps.runs.emit(run, event, { run_id: run.id, ...(data as Record<string, unknown>) });
+
+    const execute = async () => {
+      const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
+      if (reply) {
+        run.output = reply.text;
+        emit('assistant.completed', { content: reply.text, message_id: null });
+        emit('run.completed', {
+          session_id: session.id,
+          status: 'completed',
+          command: reply.command,
+          final_response: reply.text,
+          messages: [],
+        });
+        deps.runs.finish(run, 'completed');
+        return;
+      }
+      try {
+        const outcome = await runTurn(deps.turns, {
+          runtime,
+          sessionId: session.id,
+          message: prompt,
+          kind: 'run',
+          signal: run.controller.signal,
+          onEvent: createChatEventRenderer(emit),
+          ephemeralSystemNote: body.instructions ?? undefined,
+        });
+        const { result } = outcome;
+        run.output = result.finalResponse;
+        run.usage = usageResponse(result.usage);
+        run.messages = outcome.messages;
+        run.error = result.error ?? null;
+        const status =
+          result.status === 'interrupted'
+            ? 'cancelled'
+            : result.status === 'failed'
+              ? 'failed'
+              : 'completed';
+        emit(`run.${status}`, {
+          session_id: result.sessionId,
+          message_id: outcome.messageId,
+          status,
+          final_response: result.finalResponse,
+          ...(result.error ? { error: result.error } : {}),
+          messages: outcome.messages,
+          usage: run.usage,
+        });
+        deps.runs.finish(run, status);
+      } catch (error) {
+        const failure = HttpError.isInstance(error)
+          ? error
+          : new HttpError({
+              status: 500,
+              code: 'internal_error',
+              message: 'Internal server error',
+            });
+        if (!HttpError.isInstance(error))
+          deps.logger.error({ err: error, run: run.id }, 'run failed');
+        run.error = { code: failure.code, message: failure.message };
+        emit('error', errorBody(failure));
+        emit('run.failed', {
+          session_id: session.id,
+          status: 'failed',
+          error: run.error,
+          messages: [],
+        });
+        deps.runs.finish(run, 'failed');
+      }
+    };
+    void execute();
+    return context.json(runResponse(run), 202);
+  });
+
+  app.get('/v1/runs/:id', (context) => {
+    const run = deps.runs.get(context.get('runtime').name, context.req.param('id'));
+    if (!run) throw notFound(context.req.param('id'));
+    return context.json(runResponse(run));
+  });
+
+  app.get('/v1/runs/:id/events', (context) => {
+    const run = deps.runs.get(context.get('runtime').name, context.req.param('id'));
+    if (!run) throw notFound(context.req.param('id'));
+    return eventStream(context, { keepaliveMs: deps.keepalive.apiStreamMs }, async (sink) => {
+      const replay = [...run.events];
+      if (run.status === 'running') {
+        await new Promise<void>((resolve) => {
+          const listener = (event: RunEvent | null) => {
+            if (event === null) {
+              run.listeners.delete(listener);
+              resolve();
+            } else void sink.send(event.data, event.event);
+          };
+          // Replay what happened so far, then follow live (synchronously, so nothing is missed).
+          for (const event of replay) void sink.send(event.data, event.event);
+          run.listeners.add(listener);
+          sink.onAbort(() => {
+            run.listeners.delete(listener);
+            resolve();
+          });
+        });
+      } else {
+        for (const event of replay) void sink.send(event.data, event.event);
+      }
+      await sink.send({ run_id: run.id, status: run.status }, 'done');
+    });
+  });
+
+  app.post('/v1/runs/:id/stop', (context) => {
+    const run = deps.runs.get(context.get('runtime').name, context.req.param('id'));
+    if (!run) throw notFound(context.req.param('id'));
+    if (run.status === 'running') run.controller.abort(new Error('stopped by /v1/runs/:id/stop'));
+    return context.json({ ...runResponse(run), stopping: run.status === 'running' });
+  });
+}

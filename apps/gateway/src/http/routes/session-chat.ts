@@ -1,0 +1,160 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { runTurn, type TurnOutcome } from '../../runtime/turn-runner.js';
+import { readJsonBody } from '../body.js';
+import { createChatEventRenderer, usageResponse } from '../chat-events.js';
+import { errorBody, HttpError } from '../errors.js';
+import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
+import { eventStream } from '../sse.js';
+import { requireSessionRow, storeOf } from './sessions.js';
+
+const ChatSchema = v.looseObject({
+  message: v.pipe(
+    v.string(),
+    v.check((text) => text.trim() !== '', 'must not be empty'),
+  ),
+  author: v.optional(v.nullable(v.string())),
+  wait: v.optional(v.boolean()),
+  reply_to: v.optional(v.nullable(v.string())),
+  from: v.optional(v.nullable(v.string())),
+});
+
+function runtimeOf(outcome: TurnOutcome) {
+  return {
+    run_id: outcome.result.runId,
+    status: outcome.result.status,
+    exit_reason: outcome.result.exitReason,
+    model: outcome.model,
+    provider: outcome.provider,
+    duration_ms: outcome.durationMs,
+  };
+}
+
+/** The failure of a turn that ran (provider errors and the like), as an HTTP error. */
+export function turnFailure(outcome: TurnOutcome): HttpError {
+  const error = outcome.result.error ?? { code: 'internal_error', message: 'the turn failed' };
+  return new HttpError({
+    status: error.code === 'internal_error' ? 500 : 502,
+    code: error.code,
+    message: error.message,
+  });
+}
+
+async function prepare(context: Context<GatewayEnv>, deps: GatewayDeps) {
+  const body = await readJsonBody(context, ChatSchema, { limit: deps.maxRequestBytes });
+  const store = await storeOf(context);
+  const sessionId = context.req.param('id') ?? '';
+  requireSessionRow(store, sessionId);
+  const message =
+    body.author && body.author.trim() !== '' && !body.message.trimStart().startsWith('/')
+      ? `[${body.author.trim()}] ${body.message}`
+      : body.message;
+  return { body, sessionId, message };
+}
+
+export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
+  app.post('/api/sessions/:id/chat', async (context) => {
+    const { body, sessionId, message } = await prepare(context, deps);
+    const runtime = context.get('runtime');
+    deps.turns.assertAdmitting();
+    const reply = await deps.slash.handle({ runtime, sessionId, message });
+    if (reply) {
+      return context.json({
+        object: 'hermes.session.chat.completion',
+        session_id: sessionId,
+        message: { role: 'assistant', content: reply.text },
+        messages: [],
+        usage: null,
+        runtime: { command: reply.command },
+      });
+    }
+    const turn = runTurn(deps.turns, { runtime, sessionId, message, kind: 'chat' });
+    if (body.wait === false) {
+      // Fire and forget for relays: the turn is admitted now, its reply lands in the session.
+      turn.catch((error: unknown) =>
+        deps.logger.warn({ err: error, sessionId }, 'background chat turn failed'),
+      );
+      return context.json({ object: 'hermes.session.chat.accepted', session_id: sessionId }, 202);
+    }
+    const outcome = await turn;
+    if (outcome.result.status === 'failed') throw turnFailure(outcome);
+    return context.json({
+      object: 'hermes.session.chat.completion',
+      session_id: outcome.result.sessionId,
+      message: { role: 'assistant', content: outcome.result.finalResponse },
+      message_id: outcome.messageId,
+      messages: outcome.messages,
+      usage: usageResponse(outcome.result.usage),
+      runtime: runtimeOf(outcome),
+    });
+  });
+
+  app.post('/api/sessions/:id/chat/stream', async (context) => {
+    const { sessionId, message } = await prepare(context, deps);
+    const runtime = context.get('runtime');
+    deps.turns.assertAdmitting();
+    return eventStream(context, { keepaliveMs: deps.keepalive.chatStreamMs }, async (sink) => {
+      const send = (event: string, data: unknown) => {
+        void sink.send(data, event);
+      };
+      const reply = await deps.slash.handle({ runtime, sessionId, message });
+      if (reply) {
+        send('message.started', { session_id: sessionId, role: 'assistant' });
+        send('assistant.delta', { delta: reply.text });
+        send('assistant.completed', { content: reply.text, message_id: null });
+        send('run.completed', {
+          session_id: sessionId,
+          message_id: null,
+          status: 'completed',
+          command: reply.command,
+          final_response: reply.text,
+          messages: [],
+          usage: null,
+          runtime: { command: reply.command },
+        });
+        send('done', {});
+        return;
+      }
+      try {
+        const outcome = await runTurn(deps.turns, {
+          runtime,
+          sessionId,
+          message,
+          kind: 'chat',
+          onEvent: createChatEventRenderer(send),
+        });
+        const { result } = outcome;
+        const status =
+          result.status === 'interrupted'
+            ? 'cancelled'
+            : result.status === 'failed'
+              ? 'failed'
+              : 'completed';
+        send(`run.${status}`, {
+          session_id: result.sessionId,
+          message_id: outcome.messageId,
+          status,
+          ...(status === 'completed'
+            ? { final_response: result.finalResponse, exit_reason: result.exitReason }
+            : {}),
+          ...(status === 'cancelled' ? { partial_response: result.finalResponse } : {}),
+          ...(status === 'failed' ? { error: result.error } : {}),
+          messages: outcome.messages,
+          usage: usageResponse(result.usage),
+          runtime: runtimeOf(outcome),
+        });
+      } catch (error) {
+        const failure = HttpError.isInstance(error)
+          ? error
+          : new HttpError({
+              status: 500,
+              code: 'internal_error',
+              message: 'Internal server error',
+            });
+        if (!HttpError.isInstance(error)) deps.logger.error({ err: error }, 'chat stream failed');
+        send('error', { status: failure.status, ...errorBody(failure) });
+      }
+      send('done', {});
+    });
+  });
+}

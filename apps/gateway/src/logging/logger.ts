@@ -1,0 +1,115 @@
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { createStream, type RotatingFileStream } from 'rotating-file-stream';
+import { REDACTED, SecretScrubber } from './secret-scrubber.js';
+
+export const LOG_FILE_NAME = 'gateway.log';
+/** Rotate at this size; keep this many rotated files (`gateway.log.1` is the newest). */
+export const LOG_ROTATE_SIZE = '10M';
+export const LOG_ROTATE_KEEP = 5;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Field paths pino censors wherever they appear (headers, config blocks, error details). */
+const REDACT_PATHS = [
+  'authorization',
+  'apiKey',
+  'api_key',
+  'key',
+  'token',
+  'secret',
+  'password',
+  '*.authorization',
+  '*.Authorization',
+  '*.apiKey',
+  '*.api_key',
+  '*.key',
+  '*.token',
+  '*.secret',
+  '*.password',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+];
+
+export interface GatewayLogger {
+  readonly logger: Logger;
+  readonly scrubber: SecretScrubber;
+  readonly file: string;
+  /** Flushes and closes the log file. */
+  close(): Promise<void>;
+}
+
+interface LineSink {
+  write(line: string): void;
+}
+
+function scrubbing(scrubber: SecretScrubber, target: LineSink): LineSink {
+  return { write: (line) => target.write(scrubber.scrub(line)) };
+}
+
+/**
+ * JSON lines to `<home>/logs/gateway.log` (0600, rotated at 10 MiB, five kept), and the same
+ * records on stderr — human-readable on a terminal, JSON lines otherwise (journald, a pipe).
+ * Secrets are censored twice: by field name (pino `redact`) and by value (`SecretScrubber`).
+ */
+export function createGatewayLogger(options: {
+  readonly home: string;
+  readonly level: LogLevel;
+  readonly console?: 'pretty' | 'json' | 'off';
+}): GatewayLogger {
+  const directory = path.join(options.home, 'logs');
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const fileStream: RotatingFileStream = createStream(LOG_FILE_NAME, {
+    path: directory,
+    size: LOG_ROTATE_SIZE,
+    rotate: LOG_ROTATE_KEEP,
+    mode: 0o600,
+  });
+  // A log file that cannot be written must not take the gateway down.
+  fileStream.on('error', (error) => {
+    process.stderr.write(`hermes-gateway: log file error: ${error.message}\n`);
+  });
+  const scrubber = new SecretScrubber();
+  const streams: pino.StreamEntry[] = [
+    { level: options.level, stream: scrubbing(scrubber, fileStream) },
+  ];
+  const consoleMode = options.console ?? (process.stderr.isTTY ? 'pretty' : 'json');
+  if (consoleMode === 'pretty') {
+    const prettyStream = pretty({
+      colorize: true,
+      destination: 2,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname',
+    });
+    streams.push({ level: options.level, stream: scrubbing(scrubber, prettyStream) });
+  } else if (consoleMode === 'json') {
+    streams.push({ level: options.level, stream: scrubbing(scrubber, process.stderr) });
+  }
+  const logger = pino(
+    {
+      level: options.level,
+      base: { pid: process.pid },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    pino.multistream(streams),
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    logger,
+    scrubber,
+    file: path.join(directory, LOG_FILE_NAME),
+    close() {
+      closing ??= (async () => {
+        fileStream.end();
+        await once(fileStream, 'finish').catch(() => {});
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,210 @@
+import { type CommandDef, gatewayHelpLines, parseSlashInput } from '@hermes/commands';
+import {
+  type DelegationRail,
+  describeReviewError,
+  formatDispatchNote,
+  REVIEW_AGENT_RUNNING_MESSAGE,
+  REVIEW_NOTHING_YET_MESSAGE,
+  startReview,
+} from '@hermes/review-engine';
+import { MESSAGES_MAX_LIMIT, type MessageRecord } from '@hermes/session-store';
+import type { ActiveTurns } from './active-turns.js';
+import type { ProfileRuntime } from './profile-runtime.js';
+
+/** A chat message that named a slash command: answered here, never sent to the model. */
+export interface SlashReply {
+  readonly command: string;
+  readonly text: string;
+}
+
+/** Builds the delegation rail a `/review` dispatches on for one session (see `setRailFactory`). */
+export type RailFactory = (input: {
+  runtime: ProfileRuntime;
+  sessionId: string;
+}) => Promise<DelegationRail | undefined>;
+
+/** Commands the API server answers; the rest of the registry is refused with a clear note. */
+const HANDLED = ['help', 'review', 'stop', 'title', 'status', 'usage', 'version'] as const;
+
+export const REVIEW_UNAVAILABLE_MESSAGE =
+  'Review unavailable: this gateway has no delegation rail to run a reviewer on.';
+
+function parseToolCalls(text: string | null): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stored rows as OpenAI-format messages, the shape the review snapshot reads. */
+function transcriptOf(rows: readonly MessageRecord[]) {
+  return rows.map((row) => {
+    const toolCalls = parseToolCalls(row.toolCalls);
+    return {
+      role: row.role,
+      content: row.content ?? '',
+      ...(toolCalls !== undefined ? { tool_calls: toolCalls } : {}),
+    };
+  });
+}
+
+/**
+ * Slash commands of chat messages on the API surfaces (`/api/sessions/:id/chat`,
+ * `/v1/chat/completions`, `/v1/responses`, `/v1/runs`). `@hermes/commands` decides what is a
+ * command; a command never reaches the model.
+ */
+export class SlashCommands {
+  readonly #turns: ActiveTurns;
+  readonly #version: string;
+  #railFactory: RailFactory | undefined;
+
+  constructor(options: { turns: ActiveTurns; version: string; railFactory?: RailFactory }) {
+    this.#turns = options.turns;
+    this.#version = options.version;
+    this.#railFactory = options.railFactory;
+  }
+
+  get reviewAvailable(): boolean {
+    return this.#railFactory !== undefined;
+  }
+
+  setRailFactory(factory: RailFactory | undefined): void {
+    this.#railFactory = factory;
+  }
+
+  /** The command a message names, or `undefined` for ordinary text (which goes to the model). */
+  parse(
+    message: string,
+  ): { command: CommandDef | undefined; name: string; args: string } | undefined {
+    const input = parseSlashInput(message);
+    if (input.kind === 'command')
+      return { command: input.command, name: input.command.name, args: input.args };
+    if (input.kind === 'unknown') return { command: undefined, name: input.name, args: input.args };
+    return undefined;
+  }
+
+  /** Answers a slash command for a session; `undefined` when the message is not one. */
+  async handle(input: {
+    runtime: ProfileRuntime;
+    sessionId: string;
+    message: string;
+  }): Promise<SlashReply | undefined> {
+    const parsed = this.parse(input.message);
+    if (!parsed) return undefined;
+    const { command, name, args } = parsed;
+    if (!command) {
+      return {
+        command: name,
+        text: `Unknown command: /${name}. Send /help for the commands available here.`,
+      };
+    }
+    const store = await input.runtime.store();
+    const session = store.getSession(input.sessionId);
+    const conversationId = session?.lineageRootId ?? input.sessionId;
+    switch (command.name) {
+      case 'help':
+        return {
+          command: 'help',
+          text: ['Commands available here:', ...gatewayHelpLines({ allowed: [...HANDLED] })].join(
+            '\n',
+          ),
+        };
+      case 'version':
+        return { command: 'version', text: `hermes-gateway ${this.#version}` };
+      case 'stop': {
+        const count = this.#turns.interrupt(input.runtime.name, conversationId, 'stopped by /stop');
+        return {
+          command: 'stop',
+          text: count > 0 ? 'Stopping the running turn.' : 'Nothing is running in this session.',
+        };
+      }
+      case 'title': {
+        if (!session) return { command: 'title', text: 'No session.' };
+        if (args.trim() === '')
+          return {
+            command: 'title',
+            text: session.title ? `Title: ${session.title}` : 'No title set.',
+          };
+        try {
+          await store.setTitle(session.id, args, { source: 'user' });
+          return {
+            command: 'title',
+            text: `Title set: ${store.getSession(session.id)?.title ?? args}`,
+          };
+        } catch (error) {
+          return { command: 'title', text: error instanceof Error ? error.message : String(error) };
+        }
+      }
+      case 'status':
+      case 'usage': {
+        if (!session) return { command: command.name, text: 'No session.' };
+        const running = this.#turns.isRunning(input.runtime.name, conversationId);
+        return {
+          command: command.name,
+          text: [
+            `Session ${session.id}${session.title ? ` (${session.title})` : ''}`,
+            `Profile: ${input.runtime.name}; model: ${session.model ?? 'not recorded yet'}`,
+            `Messages: ${session.messageCount}; tool calls: ${session.toolCallCount}; model calls: ${session.apiCallCount}`,
+            `Tokens: ${session.inputTokens} in, ${session.outputTokens} out`,
+            running ? 'A turn is running.' : 'Idle.',
+          ].join('\n'),
+        };
+      }
+      case 'review':
+        return {
+          command: 'review',
+          text: await this.#review(input.runtime, input.sessionId, args),
+        };
+      default:
+        return {
+          command: command.name,
+          text: `/${command.name} is not available on the API server. Send /help for the commands available here.`,
+        };
+    }
+  }
+
+  async #review(runtime: ProfileRuntime, sessionId: string, args: string): Promise<string> {
+    const store = await runtime.store();
+    const session = store.getSession(sessionId);
+    if (!session) return REVIEW_NOTHING_YET_MESSAGE;
+    if (this.#turns.isRunning(runtime.name, session.lineageRootId))
+      return REVIEW_AGENT_RUNNING_MESSAGE;
+    const tip = store.getCompressionTip(sessionId);
+    // The stored transcript is the snapshot source: a session not in memory is rehydrated here.
+    const rows: MessageRecord[] = [];
+    let cursor = 0;
+    for (;;) {
+      const page = store.getMessages(tip, { afterId: cursor, limit: MESSAGES_MAX_LIMIT });
+      rows.push(...page);
+      if (page.length < MESSAGES_MAX_LIMIT) break;
+      cursor = page[page.length - 1]?.id ?? cursor;
+    }
+    if (rows.length === 0) return REVIEW_NOTHING_YET_MESSAGE;
+    if (!this.#railFactory) return REVIEW_UNAVAILABLE_MESSAGE;
+    try {
+      const rail = await this.#railFactory({ runtime, sessionId: tip });
+      if (!rail) return REVIEW_UNAVAILABLE_MESSAGE;
+      const loaded = runtime.config();
+      const review = await runtime.run(() =>
+        startReview({
+          messages: transcriptOf(rows),
+          instructions: args,
+          rail,
+          config: loaded.raw,
+          systemPrompt: store.getSessionSystemPrompt(tip) ?? undefined,
+          origin: {
+            sessionKey: session.sessionKey ?? tip,
+            originSessionId: tip,
+            parentSessionId: tip,
+          },
+          ...(session.cwd ? { cwd: session.cwd } : {}),
+        }),
+      );
+      return formatDispatchNote(review, args);
+    } catch (error) {
+      return describeReviewError(error);
+    }
+  }
+}

@@ -1,0 +1,152 @@
+import { AgentError, type AgentEvent, type TurnResult } from '@hermes/agent';
+import { getBrowserControlIdentity, withBrowserControlIdentity } from '@hermes/browser-broker';
+import {
+  type MessageRecord,
+  type MessageResponse,
+  type SessionStore,
+  turnTranscriptMessages,
+} from '@hermes/session-store';
+import { HttpError } from '../http/errors.js';
+import type { ActiveTurns, TurnKind } from './active-turns.js';
+import type { ProfileRuntime } from './profile-runtime.js';
+
+export interface TurnRequest {
+  readonly runtime: ProfileRuntime;
+  readonly sessionId: string;
+  readonly message: string;
+  readonly kind: TurnKind;
+  readonly signal?: AbortSignal | undefined;
+  readonly onEvent?: ((event: AgentEvent) => void) | undefined;
+  readonly ephemeralSystemNote?: string | undefined;
+  readonly displayKind?: string | undefined;
+}
+
+export interface TurnOutcome {
+  readonly result: TurnResult;
+  /** This turn's assistant and tool rows, projected for clients, hidden rows dropped. */
+  readonly messages: MessageResponse[];
+  /** The stored id of the last assistant message of the turn. */
+  readonly messageId: number | null;
+  readonly model: string;
+  readonly provider: string;
+  readonly durationMs: number;
+}
+
+const PAGE = 500;
+
+function rowsAfter(store: SessionStore, sessionId: string, afterId: number): MessageRecord[] {
+  const rows: MessageRecord[] = [];
+  let cursor = afterId;
+  for (;;) {
+    const page = store.getMessages(sessionId, { afterId: cursor, limit: PAGE });
+    rows.push(...page);
+    if (page.length < PAGE) return rows;
+    cursor = page[page.length - 1]?.id ?? cursor;
+  }
+}
+
+/** Maps the agent's refusals (thrown before anything is stored) to HTTP errors. */
+export function agentRefusal(error: unknown): HttpError | undefined {
+  if (!AgentError.isInstance(error)) return undefined;
+  switch (error.code) {
+    case 'session_busy':
+      return new HttpError({ status: 409, code: 'session_busy', message: error.message });
+    case 'session_not_found':
+      return new HttpError({ status: 404, code: 'session_not_found', message: error.message });
+    case 'model_not_configured':
+    case 'model_id_missing':
+    case 'missing_api_key':
+    case 'unknown_provider':
+    case 'unsupported_api_mode':
+    case 'invalid_base_url':
+      return new HttpError({ status: 503, code: error.code, message: error.message });
+    default:
+      return new HttpError({ status: 500, code: error.code, message: error.message });
+  }
+}
+
+/**
+ * Runs one model turn for a surface: admission (refused while draining), the profile's scope, the
+ * browser-control identity bound to the session, the agent's events passed through, and this
+ * turn's transcript read back from the store. Refusals before anything is stored throw
+ * `HttpError`; everything after `run.started` comes back as a `TurnResult`.
+ */
+export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise<TurnOutcome> {
+  const { runtime } = request;
+  const store = await runtime.store();
+  const session = store.getSession(request.sessionId);
+  if (!session) {
+    throw new HttpError({
+      status: 404,
+      code: 'session_not_found',
+      message: `Session not found: ${request.sessionId}`,
+      param: 'session_id',
+    });
+  }
+  const { turn, end } = turns.begin({
+    kind: request.kind,
+    profile: runtime.name,
+    conversationId: session.lineageRootId,
+    signal: request.signal,
+  });
+  const started = performance.now();
+  // Rows of this turn: the first assistant row's id marks where the turn's rows begin in each
+  // session it writes to (a compression mid-turn moves it to the child).
+  let firstRowId: number | undefined;
+  const collected: MessageRecord[] = [];
+  let model = '';
+  let provider = '';
+  const onEvent = (event: AgentEvent) => {
+    if (event.type === 'run.started') {
+      model = event.model;
+      provider = event.provider;
+    } else if (event.type === 'message.completed' && firstRowId === undefined) {
+      firstRowId = event.messageId;
+    } else if (event.type === 'session.compressed') {
+      if (firstRowId !== undefined)
+        collected.push(...rowsAfter(store, event.fromSessionId, firstRowId - 1));
+      firstRowId = undefined;
+    }
+    request.onEvent?.(event);
+  };
+  try {
+    const agent = await runtime.agent();
+    const result = await runtime.run(() =>
+      withBrowserControlIdentity(
+        { ...getBrowserControlIdentity(), sessionId: session.lineageRootId },
+        () =>
+          agent.runTurn({
+            sessionId: request.sessionId,
+            message: request.message,
+            signal: turn.controller.signal,
+            onEvent,
+            ...(request.ephemeralSystemNote
+              ? { ephemeralSystemNote: request.ephemeralSystemNote }
+              : {}),
+            ...(request.displayKind ? { displayKind: request.displayKind } : {}),
+          }),
+      ),
+    );
+    if (firstRowId !== undefined)
+      collected.push(...rowsAfter(store, result.sessionId, firstRowId - 1));
+    const messages = turnTranscriptMessages({
+      messages: collected,
+      priorHistoryLength: 0,
+      promptAppended: false,
+    });
+    let messageId: number | null = null;
+    for (const row of collected) if (row.role === 'assistant') messageId = row.id;
+    return {
+      result,
+      messages,
+      messageId,
+      model,
+      provider,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } catch (error) {
+    throw agentRefusal(error) ?? error;
+  } finally {
+    end();
+  }
+}

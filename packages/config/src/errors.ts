@@ -4,10 +4,14 @@ export type ConfigErrorCode =
   | 'invalid_profile_name'
   | 'reserved_profile_name'
   | 'profile_exists'
+  | 'profile_not_found'
+  | 'profile_not_deletable'
   | 'config_parse_error'
   | 'config_invalid'
   | 'invalid_config_key'
-  | 'config_write_failed';
+  | 'config_write_failed'
+  | 'invalid_env_name'
+  | 'invalid_env_value';
 
 export interface HermesConfigErrorOptions {
   code: ConfigErrorCode;

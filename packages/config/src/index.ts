@@ -1,3 +1,12 @@
+export {
+  ACTIVE_PROFILE_FILE,
+  deleteProfile,
+  getActiveProfilePath,
+  type ProfileSelection,
+  readActiveProfile,
+  selectProfileHome,
+  setActiveProfile,
+} from './active-profile.js';
 export type {
   AgentConfig,
   ApprovalMode,
@@ -45,6 +54,7 @@ export type {
 } from './config-types.js';
 export * from './defaults.js';
 export { applyEnvFile, getEnvFilePath, readEnvFile } from './dotenv.js';
+export { ENV_NAME_PATTERN, setEnvValue } from './env-file-edit.js';
 export { type ConfigErrorCode, ConfigParseError, HermesConfigError } from './errors.js';
 export {
   type EnvBooleanOverride,

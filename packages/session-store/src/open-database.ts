@@ -3,13 +3,69 @@ import path from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { JOURNAL_SIZE_LIMIT_BYTES } from './limits.js';
-import { isNotADatabaseError, sqliteErrorMessage } from './sqlite-errors.js';
+import { isBusyError, isNotADatabaseError, sqliteErrorMessage } from './sqlite-errors.js';
 
 export type JournalMode = 'wal' | 'delete';
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 const WAL_FALLBACK_PATTERN = /locking protocol|not authorized|disk i\/o error/i;
 const NO_WAL_FILESYSTEMS = new Set(['virtiofs', '9p']);
+
+/**
+ * Errors that say WAL's shared-memory index cannot be used at this path: the reference's
+ * "locking protocol" / "not authorized" / "disk i/o error", and what SQLite reports when the
+ * `-shm` file cannot be opened, mapped or written (a directory, FIFO or device in its place, a
+ * file system without shared mmap).
+ */
+export function isWalUnusableError(error: unknown): boolean {
+  if (isBusyError(error)) return false;
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  return (
+    WAL_FALLBACK_PATTERN.test(sqliteErrorMessage(error)) ||
+    code.startsWith('SQLITE_IOERR_SHM') ||
+    code === 'SQLITE_CANTOPEN' ||
+    code.startsWith('SQLITE_READONLY')
+  );
+}
+
+/** WAL was switched on (or found on) but cannot work here; the opener reverts to DELETE. */
+export class WalUnusableError extends Error {
+  constructor(readonly reason: string) {
+    super(`WAL cannot be used here: ${reason}`);
+    this.name = 'WalUnusableError';
+  }
+}
+
+/** A read and a write-lock round trip: the first use of the WAL index (`-shm`), for real. */
+function verifyWal(database: Database): void {
+  try {
+    database.prepare('SELECT count(*) FROM sqlite_master').pluck().get();
+    try {
+      database.exec('BEGIN IMMEDIATE');
+      database.exec('ROLLBACK');
+    } catch (error) {
+      if (!isBusyError(error)) throw error; // Another writer: the index works.
+    }
+  } catch (error) {
+    if (isWalUnusableError(error)) throw new WalUnusableError(sqliteErrorMessage(error));
+    throw error;
+  }
+}
+
+/**
+ * Puts a database whose header says WAL back into the rollback journal without touching `-shm`:
+ * a connection in exclusive locking mode keeps the WAL index in its own memory. It needs the
+ * database to itself, so it never downgrades a database other processes are using.
+ */
+export function revertToRollbackJournal(filePath: string): void {
+  const database = new BetterSqlite3(filePath, { timeout: 0 });
+  try {
+    database.pragma('locking_mode = EXCLUSIVE');
+    database.pragma('journal_mode = DELETE');
+  } finally {
+    database.close();
+  }
+}
 
 /**
  * Refuses a file that exists but is not SQLite, before SQLite touches it: SQLite would otherwise
@@ -81,7 +137,10 @@ export interface JournalModeOptions {
  */
 export function applyJournalMode(database: Database, options: JournalModeOptions): JournalMode {
   const current = String(database.pragma('journal_mode', { simple: true })).toLowerCase();
-  if (current === 'wal') return 'wal';
+  if (current === 'wal') {
+    verifyWal(database);
+    return 'wal';
+  }
   const version = String(database.prepare('SELECT sqlite_version() AS v').pluck().get());
   const filesystemType = options.filesystemType ?? filesystemTypeOf(options.filePath);
   const walUnsafe =
@@ -91,14 +150,19 @@ export function applyJournalMode(database: Database, options: JournalModeOptions
     database.pragma('journal_mode = DELETE');
     return 'delete';
   }
+  let mode: string;
   try {
-    const mode = String(database.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
-    return mode === 'wal' ? 'wal' : 'delete';
+    mode = String(database.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
   } catch (error) {
     if (!WAL_FALLBACK_PATTERN.test(sqliteErrorMessage(error))) throw error;
     database.pragma('journal_mode = DELETE');
     return 'delete';
   }
+  if (mode !== 'wal') return 'delete';
+  // Switching only rewrote the header; the WAL index is first used now. Where it cannot work
+  // the header already says WAL, so the opener reverts it (revertToRollbackJournal).
+  verifyWal(database);
+  return 'wal';
 }
 
 export interface OpenConnectionOptions {
@@ -119,6 +183,10 @@ export function openConnection(options: OpenConnectionOptions): Database {
     database.prepare('SELECT count(*) FROM sqlite_master').pluck().get();
   } catch (error) {
     database.close();
+    if (isWalUnusableError(error) && !isNotADatabaseError(error)) {
+      // A WAL database whose index cannot be opened at this path (see applyJournalMode).
+      throw new WalUnusableError(sqliteErrorMessage(error));
+    }
     if (isNotADatabaseError(error)) {
       throw new SessionStoreError({
         code: 'database_corrupt',

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { debuglog } from 'node:util';
 import { getHermesHome } from '@hermes/config';
+import type { Database } from 'better-sqlite3';
 import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { DatabaseFileIdentity } from './file-identity.js';
@@ -24,13 +25,15 @@ import {
   applyJournalMode,
   type JournalMode,
   openConnection,
+  revertToRollbackJournal,
+  WalUnusableError,
 } from './open-database.js';
 import { SessionStore } from './session-store.js';
-import { StoreContext } from './store-context.js';
+import { type BusyTimeouts, StoreContext } from './store-context.js';
 import type { SessionStoreLogger } from './store-settings.js';
 import { ensureTitleUniqueIndex } from './titles.js';
 import { optionalInteger, optionalNumber } from './validation.js';
-import { runWriteAttempt, withWritePatience } from './write-patience.js';
+import { runWriteAttempt, type WritePatienceOptions, withWritePatience } from './write-patience.js';
 
 const debug = debuglog('hermes-session-store');
 
@@ -57,6 +60,68 @@ export interface OpenSessionStoreOptions {
   readonly clock?: Clock;
   readonly sleep?: Sleep;
   readonly logger?: SessionStoreLogger;
+}
+
+interface ConnectOptions {
+  readonly filePath: string;
+  readonly requested: JournalMode;
+  readonly filesystemType: string | null | undefined;
+  readonly busyTimeouts: BusyTimeouts;
+  readonly patience: WritePatienceOptions;
+  readonly logger: SessionStoreLogger;
+}
+
+/**
+ * Opens the writer connection in the requested journal mode. Where WAL cannot work at this path
+ * (its `-shm` index cannot be opened or mapped), a header already switched to WAL is put back to
+ * the rollback journal and the store runs in DELETE mode, with a warning.
+ */
+async function connectWithJournalMode(
+  options: ConnectOptions,
+): Promise<{ database: Database; journalMode: JournalMode }> {
+  const connect = async (requested: JournalMode) => {
+    const database = openConnection({
+      filePath: options.filePath,
+      busyTimeoutMs: options.busyTimeouts.readMs,
+    });
+    try {
+      const journalMode = await withWritePatience(
+        () =>
+          runWriteAttempt(database, options.busyTimeouts, () =>
+            applyJournalMode(database, {
+              requested,
+              filePath: options.filePath,
+              ...(options.filesystemType === undefined
+                ? {}
+                : { filesystemType: options.filesystemType }),
+            }),
+          ),
+        options.patience,
+      );
+      return { database, journalMode };
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  };
+  try {
+    return await connect(options.requested);
+  } catch (error) {
+    if (!(error instanceof WalUnusableError)) throw error;
+    try {
+      revertToRollbackJournal(options.filePath);
+    } catch (revertError) {
+      throw new SessionStoreError({
+        code: 'database_error',
+        message: `${error.message} (${options.filePath}), and it could not be switched to the rollback journal: ${(revertError as Error).message}`,
+        cause: revertError,
+      });
+    }
+    options.logger.warn(
+      `WAL cannot be used for ${options.filePath} (${error.reason}); using the rollback journal (DELETE)`,
+    );
+    return connect('delete');
+  }
 }
 
 function chmodDatabaseFiles(filePath: string): void {
@@ -120,26 +185,19 @@ async function open(options: OpenSessionStoreOptions): Promise<SessionStore> {
     clock,
     sleep,
   };
-  const database = openConnection({ filePath, busyTimeoutMs: busyTimeouts.readMs });
+  const { database, journalMode } = await connectWithJournalMode({
+    filePath,
+    requested: options.journalMode ?? 'wal',
+    filesystemType: options.filesystemType,
+    busyTimeouts,
+    patience,
+    logger,
+  });
   // Every step that may wait for another process's lock is a short attempt plus awaited retries.
   const attempt = <T>(work: () => T) => runWriteAttempt(database, busyTimeouts, work);
-  let journalMode: JournalMode;
   let context: StoreContext;
   let stale: boolean;
   try {
-    journalMode = await withWritePatience(
-      () =>
-        attempt(() =>
-          applyJournalMode(database, {
-            requested: options.journalMode ?? 'wal',
-            filePath,
-            ...(options.filesystemType === undefined
-              ? {}
-              : { filesystemType: options.filesystemType }),
-          }),
-        ),
-      patience,
-    );
     applyConnectionPragmas(database);
     await withWritePatience(() => attempt(() => applyMigrations(database)), patience);
     chmodDatabaseFiles(filePath);

@@ -1,6 +1,11 @@
+import path from 'node:path';
+import { spawnProcess } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { openTestStore, reopenStore } from '../test/helpers.js';
+import { openTestStore } from '../test/helpers.js';
+import { runFixture } from '../test/processes.js';
 import { BOT_CHAT_TITLE, RECOVERABLE_END_REASONS } from './index.js';
+
+const holdLock = path.join(import.meta.dirname, '../test/fixtures/hold-write-lock.mjs');
 
 describe('resurrection of the canonical chat', () => {
   it.each(RECOVERABLE_END_REASONS)(
@@ -72,7 +77,7 @@ describe('resurrection of the canonical chat', () => {
     expect(store.requireSession('bot').archived).toBe(1);
   });
 
-  it('a reset from another process that lands first wins over resurrection', async () => {
+  it('a reset another process commits between the decision and the write wins (compare-and-swap)', async () => {
     const { store, databasePath } = await openTestStore();
     await store.createSession({
       id: 'bot',
@@ -82,12 +87,90 @@ describe('resurrection of the canonical chat', () => {
     });
     await store.endSession('bot', 'ws_orphan_reap');
     await store.setArchived('bot', true);
-    const other = await reopenStore(databasePath);
-    await other.reopenSession('bot');
-    await other.endSession('bot', 'session_reset');
-    expect(await store.unarchiveRecoverableSession('bot')).toBe(false);
+    // The other process holds the write lock with its reset applied but not yet committed.
+    const other = await runFixture(
+      'write-in-open-transaction.ts',
+      [databasePath, 'bot', 'promote-reset'],
+      'holding true',
+    );
+    // This process decides from what it can see (the reaped, recoverable chat)…
+    const resurrection = store.unarchiveRecoverableSession('bot');
+    // …and its write waits for the lock while the other process commits the reset.
+    other.kill('SIGUSR2');
+    expect((await other.exited).code, other.stderr()).toBe(0);
+    expect(await resurrection).toBe(false);
     expect(store.requireSession('bot')).toMatchObject({ archived: 1, endReason: 'session_reset' });
-  });
+    expect(await store.canonicalSession()).toBeNull();
+  }, 60_000);
+
+  it('the same race through the profiles listing helper: the canonical chat stays archived', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    const tip = await store.publishCompressionChild({ parentId: 'bot', summary: 's' });
+    await store.endSession(tip, 'agent_close');
+    await store.setArchived('bot', true);
+    const other = await runFixture(
+      'write-in-open-transaction.ts',
+      [databasePath, tip, 'promote-reset'],
+      'holding true',
+    );
+    const lookup = store.canonicalSession();
+    other.kill('SIGUSR2');
+    expect((await other.exited).code, other.stderr()).toBe(0);
+    expect(await lookup).toBeNull();
+    expect(store.requireSession(tip)).toMatchObject({ archived: 1, endReason: 'session_reset' });
+  }, 60_000);
+
+  it('an unarchive another process commits in between is a valid order: resurrected, flags cleared', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.endSession('bot', 'ws_orphan_reap');
+    await store.setArchived('bot', true);
+    const other = await runFixture(
+      'write-in-open-transaction.ts',
+      [databasePath, 'bot', 'unarchive'],
+      'holding true',
+    );
+    const resurrection = store.unarchiveRecoverableSession('bot');
+    other.kill('SIGUSR2');
+    expect((await other.exited).code, other.stderr()).toBe(0);
+    expect(await resurrection).toBe(true);
+    expect(store.requireSession('bot')).toMatchObject({
+      archived: 0,
+      endedAt: null,
+      endReason: null,
+    });
+  }, 60_000);
+
+  it('the profiles listing helper takes no write lock when nothing needs writing', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.appendMessage('bot', { role: 'user', content: 'hello bot' });
+    const holder = await spawnProcess({
+      command: process.execPath,
+      args: [holdLock, databasePath, '60000'],
+      readyLine: 'locked',
+    });
+    // Answered from a read while another process holds the write lock.
+    expect(await store.canonicalSession()).toMatchObject({ id: 'bot', preview: 'hello bot' });
+    expect(holder.stdout()).not.toContain('released');
+    await holder.stop();
+  }, 60_000);
 
   it('the profiles listing helper is idempotent and resolves the tip', async () => {
     const { store } = await openTestStore();

@@ -77,10 +77,11 @@ import {
 import { normalizeStoreError, runCallerCallback } from './normalize-error.js';
 import type { JournalMode } from './open-database.js';
 import {
+  applyResurrection,
   type CanonicalSessionOptions,
   type CanonicalSessionSummary,
-  canonicalSession,
-  unarchiveRecoverableSession,
+  lookUpCanonicalSession,
+  observeResurrection,
 } from './resurrection.js';
 import {
   type CreateSessionInput,
@@ -439,12 +440,31 @@ export class SessionStore {
     return this.#write((context) => setLineageRead(context, id, read));
   }
 
-  unarchiveRecoverableSession(id: string): Promise<boolean> {
-    return this.#write((context) => unarchiveRecoverableSession(context, id));
+  /**
+   * Brings back an archived chat that machinery ended by accident (judged at its compression
+   * tip). Decided on a read, then one compare-and-swap write on the observed tip state: a
+   * boundary that another process lands in between (`session_reset`) wins, and the chat stays
+   * archived. Deliberate archives stay archived; nothing to do takes no write lock.
+   */
+  async unarchiveRecoverableSession(id: string): Promise<boolean> {
+    const observed = this.#read((context) => observeResurrection(context, id));
+    if (!observed) return false;
+    return this.#write((context) => applyResurrection(context, observed));
   }
 
-  canonicalSession(options: CanonicalSessionOptions = {}): Promise<CanonicalSessionSummary | null> {
-    return this.#write((context) => canonicalSession(context, options));
+  /**
+   * The profile's canonical Bot Chat (profiles listing), idempotent and read-only unless a reaped
+   * canonical chat must be resurrected: only then is the write lock taken (once).
+   */
+  async canonicalSession(
+    options: CanonicalSessionOptions = {},
+  ): Promise<CanonicalSessionSummary | null> {
+    const first = this.#read((context) => lookUpCanonicalSession(context, options));
+    if (first.kind !== 'resurrect') return first.kind === 'found' ? first.summary : null;
+    await this.#write((context) => applyResurrection(context, first.observed));
+    // Whether this call or a concurrent one brought it back, or a boundary won: look again.
+    const second = this.#read((context) => lookUpCanonicalSession(context, options));
+    return second.kind === 'found' ? second.summary : null;
   }
 
   // Titles -----------------------------------------------------------------------------------

@@ -29,9 +29,9 @@ describe('stale auto-archive sweep', () => {
     expect(store.requireSession('pinned').archived).toBe(0);
   });
 
-  it('spares the hidden canonical Bot Chat', async () => {
-    const { store } = await openTestStore();
+  it('spares the hidden canonical Bot Chat, and only it: hidden rows and a visible Bot Chat stay eligible', async () => {
     const old = Date.now() / 1000 - 90 * day;
+    const { store } = await openTestStore();
     await store.createSession({
       id: 'bot',
       source: 'desktop',
@@ -39,10 +39,30 @@ describe('stale auto-archive sweep', () => {
       hidden: true,
       startedAt: old,
     });
-    await store.createSession({ id: 'visible-bot-title', source: 'cli', startedAt: old });
+    await store.createSession({
+      id: 'hidden-other',
+      source: 'desktop',
+      title: 'Another hidden chat',
+      hidden: true,
+      startedAt: old,
+    });
     expect(await store.archiveStaleSessions()).toBe(1);
     expect(store.requireSession('bot').archived).toBe(0);
-    expect(store.requireSession('visible-bot-title').archived).toBe(1);
+    expect(store.requireSession('hidden-other').archived).toBe(1);
+    // A visible chat titled Bot Chat is not the hidden canonical one: it is swept like any other.
+    const { store: second } = await openTestStore();
+    await second.createSession({
+      id: 'visible-bot',
+      source: 'cli',
+      title: BOT_CHAT_TITLE,
+      startedAt: old,
+    });
+    expect(await second.archiveStaleSessions()).toBe(1);
+    expect(second.requireSession('visible-bot')).toMatchObject({
+      title: BOT_CHAT_TITLE,
+      hidden: 0,
+      archived: 1,
+    });
   });
 
   it('a compression of an auto-archived lineage brings it back', async () => {

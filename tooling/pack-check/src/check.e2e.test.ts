@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,7 @@ hello Ada
 function writeWorkspace(root: string): string {
   const demo = path.join(root, 'packages', 'demo');
   mkdirSync(path.join(demo, 'dist'), { recursive: true });
-  mkdirSync(path.join(root, '.changeset'));
+  mkdirSync(path.join(root, '.changeset'), { recursive: true });
   copyFileSync(path.join(repositoryRoot, 'LICENSE'), path.join(root, 'LICENSE'));
   copyFileSync(path.join(repositoryRoot, '.pnpmfile.cjs'), path.join(root, '.pnpmfile.cjs'));
   writeFileSync(path.join(root, 'pnpm-workspace.yaml'), 'packages:\n  - packages/*\n');
@@ -138,5 +138,27 @@ describe('checkPackages on a fixture workspace', () => {
       expect.stringContaining('devDependencies are published'),
     ]);
     expect(problems).toHaveLength(6);
+  }, 240_000);
+
+  it('never fetches an @hermes package from a registry: an unknown one fails the install', async () => {
+    writeWorkspace(root); // a healthy package again (the hook restored, LICENSE removed below)
+    rmSync(path.join(demo, 'LICENSE'));
+    const manifestFile = path.join(demo, 'package.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+    manifest.dependencies = { '@hermes/ghost': '^1.0.0' };
+    writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+
+    const started = performance.now();
+    const result = await checkPackages({ root, cacheDirectory });
+    expect(result.packages[0]?.problems).toEqual([
+      'manifest: dependencies["@hermes/ghost"] is not a package of this workspace, so it cannot be published with it',
+    ]);
+    expect(result.general).toEqual([
+      expect.stringContaining(
+        'npm asked a registry for @hermes/ghost: every @hermes package must come from a tarball',
+      ),
+    ]);
+    expect(result.packages[0]?.examples).toBe(0); // nothing ran against a broken install
+    expect(performance.now() - started).toBeLessThan(60_000); // refused at once, no retries
   }, 240_000);
 });

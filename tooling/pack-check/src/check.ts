@@ -192,22 +192,6 @@ async function checkLocked(
     if (readme !== undefined) readmes.set(tarball.name, parseReadme(readme));
   }
 
-  // publint and attw, from the tarballs alone.
-  step = performance.now();
-  const toolVersions = `publint@${versionOf('publint')} attw-core@${versionOf('@arethetypeswrong/core')}`;
-  let lintHits = 0;
-  for (const tarball of tarballs) {
-    const linted = await lintTarballCached(tarball, {
-      cacheDirectory,
-      toolVersions,
-      useCache,
-    });
-    if (linted.cached) lintHits += 1;
-    reportOf(tarball.name).problems.push(...linted.problems);
-  }
-  pruneOldResults(path.join(cacheDirectory, 'lint'));
-  log(`publint and attw (esm-only) on each tarball (${seconds(step)}, ${lintHits} cached)`);
-
   // What each README installs and imports; the third-party versions to install.
   const pins = new Map<string, string>();
   const conflicting = new Set<string>();
@@ -280,20 +264,53 @@ async function checkLocked(
   for (const name of conflicting) pins.delete(name);
   pin('@types/node', versionOf('@types/node'));
 
-  // The scratch project: every tarball installed with npm, outside the workspace.
-  step = performance.now();
-  const scratch = prepareScratchProject({
+  const finish = (): CheckResult => ({
+    packages: [...reports.values()].filter((report) => reported.has(report.name)),
+    general,
+    seconds: (performance.now() - started) / 1000,
+  });
+
+  // The scratch project — every tarball installed with npm, outside the workspace — installs in a
+  // child process while publint and attw run here.
+  const installStarted = performance.now();
+  const installing = prepareScratchProject({
     root,
     directory: path.join(cacheDirectory, 'scratch'),
     tarballs,
     pins: [...pins].map(([name, version]): ThirdPartyPin => ({ name, version })),
     npmVersion: npmVersion(),
     useCache,
-  });
+  }).then(
+    (scratch) => ({ scratch, took: seconds(installStarted) }),
+    (error: unknown) => ({ error }),
+  );
+
+  // publint and attw, from the tarballs alone.
+  step = performance.now();
+  const toolVersions = `publint@${versionOf('publint')} attw-core@${versionOf('@arethetypeswrong/core')}`;
+  let lintHits = 0;
+  for (const tarball of tarballs) {
+    const linted = await lintTarballCached(tarball, { cacheDirectory, toolVersions, useCache });
+    if (linted.cached) lintHits += 1;
+    reportOf(tarball.name).problems.push(...linted.problems);
+  }
+  pruneOldResults(path.join(cacheDirectory, 'lint'));
+  log(`publint and attw (esm-only) on each tarball (${seconds(step)}, ${lintHits} cached)`);
+
+  const installed = await installing;
+  if ('error' in installed) {
+    // The problems found so far (a dependency on a private package, say) usually explain it.
+    const { error } = installed;
+    general.push(
+      `install: ${error instanceof Error ? error.message : String(error)}\n    (the type-check and the examples need the install; they did not run)`,
+    );
+    return finish();
+  }
+  const { scratch } = installed;
   log(
     scratch.reused
-      ? `scratch project reused: tarballs and pins unchanged (${seconds(step)})`
-      : `npm install of the tarballs into ${scratch.directory} (${seconds(step)})`,
+      ? `scratch project reused: tarballs and pins unchanged (${installed.took})`
+      : `npm install of the tarballs into ${scratch.directory} (${installed.took})`,
   );
   for (const note of scratch.notes) log(`  ${note}`);
 
@@ -394,11 +411,7 @@ async function checkLocked(
     `import()/require() of each entry point and ${selected.length} README examples (${seconds(step)})`,
   );
 
-  return {
-    packages: [...reports.values()].filter((report) => reported.has(report.name)),
-    general,
-    seconds: (performance.now() - started) / 1000,
-  };
+  return finish();
 }
 
 /** Which stages a package passed, for the report's summary line. */

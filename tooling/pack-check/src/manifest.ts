@@ -68,6 +68,10 @@ export function manifestProblems(manifest: PackageManifest, context: ManifestCon
         problems.push(
           `manifest: ${field}["${dependency}"] is a private workspace package that is never published`,
         );
+      } else if (dependency.startsWith('@hermes/') && !context.publicPackages.has(dependency)) {
+        problems.push(
+          `manifest: ${field}["${dependency}"] is not a package of this workspace, so it cannot be published with it`,
+        );
       }
     }
   }

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -9,6 +9,8 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ancestorNodeModules, readJson, sha256, writeJson } from './cache.js';
 import type { Tarball } from './pack.js';
@@ -17,10 +19,31 @@ import type { Tarball } from './pack.js';
 const SCRATCH_LAYOUT_VERSION = 1;
 
 /**
- * Any lookup of an `@hermes/*` package in a registry goes here and fails at once: the scratch
- * project must get every one of them from the tarballs just packed, never from npm.
+ * The registry npm is given for the `@hermes` scope while it installs: a server on loopback that
+ * answers 404 to everything at once (a dead port would make npm retry for minutes) and records
+ * what was asked. The scratch project must get every `@hermes/*` package from the tarballs just
+ * packed, never from npm.
  */
-const DEAD_REGISTRY = 'http://127.0.0.1:9/';
+export async function startRefusingRegistry(): Promise<{
+  url: string;
+  lookups: Set<string>;
+  close: () => Promise<void>;
+}> {
+  const lookups = new Set<string>();
+  const server = createServer((request, response) => {
+    const name = decodeURIComponent((request.url ?? '/').slice(1).split('/-/')[0] ?? '');
+    if (name) lookups.add(name);
+    response.writeHead(404, { 'content-type': 'application/json' });
+    response.end('{"error":"Not found: @hermes packages come from the workspace tarballs"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    lookups,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 
 export interface ThirdPartyPin {
   readonly name: string;
@@ -46,7 +69,7 @@ export function cleanEnvironment(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessE
   return { ...env, npm_config_update_notifier: 'false', npm_config_fund: 'false', ...extra };
 }
 
-function npm(args: readonly string[], cwd: string): { status: number; output: string } {
+function npmSync(args: readonly string[], cwd: string): { status: number; output: string } {
   const result = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, {
     cwd,
     encoding: 'utf8',
@@ -58,8 +81,29 @@ function npm(args: readonly string[], cwd: string): { status: number; output: st
   return { status: result.status ?? 1, output: `${result.stdout ?? ''}${result.stderr ?? ''}` };
 }
 
+/** npm without blocking the event loop (the refusing registry answers from this process). */
+function npm(args: readonly string[], cwd: string): Promise<{ status: number; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, {
+      cwd,
+      env: cleanEnvironment(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: process.platform === 'win32',
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ status: code ?? 1, output }));
+  });
+}
+
 export function npmVersion(): string {
-  const result = npm(['--version'], process.cwd());
+  const result = npmSync(['--version'], process.cwd());
   return result.output.trim();
 }
 
@@ -130,7 +174,7 @@ process.exit(loaded > 0 ? 0 : 1);`;
  * again would produce, without the minute better-sqlite3 takes); anything else, or an addon whose
  * copy does not load, runs its own install scripts through `npm rebuild`.
  */
-function runInstallScripts(root: string, directory: string, notes: string[]): void {
+async function runInstallScripts(root: string, directory: string, notes: string[]): Promise<void> {
   for (const folder of packageFolders(path.join(directory, 'node_modules'))) {
     const manifest = readJson<{ name: string; version: string; scripts?: Record<string, string> }>(
       path.join(folder, 'package.json'),
@@ -158,7 +202,7 @@ function runInstallScripts(root: string, directory: string, notes: string[]): vo
       notes.push(`${label}: compiling the native addon (no loadable workspace build)`);
     }
     const relative = path.relative(path.join(directory, 'node_modules'), folder);
-    const rebuilt = npm(['rebuild', manifest.name, '--ignore-scripts=false'], directory);
+    const rebuilt = await npm(['rebuild', manifest.name, '--ignore-scripts=false'], directory);
     if (rebuilt.status !== 0) {
       throw new Error(
         `npm rebuild ${manifest.name} (${relative}) failed:\n${rebuilt.output.trim()}`,
@@ -178,12 +222,12 @@ export interface ScratchOptions {
 
 /**
  * A project outside the workspace that installs every tarball with npm, as a stranger would:
- * no workspace links, `@hermes/*` only from the tarballs (overrides plus a dead registry for the
- * scope), third-party packages from the registry or npm's cache at the versions the workspace's
+ * no workspace links, `@hermes/*` only from the tarballs (overrides, plus a registry for the scope that
+ * refuses every lookup), third-party packages from the registry or npm's cache at the versions the workspace's
  * lockfile resolved (so the check tests what the workspace tests). Reused while its inputs are
  * unchanged; an input change runs `npm install` again over the previous tree.
  */
-export function prepareScratchProject(options: ScratchOptions): ScratchInstall {
+export async function prepareScratchProject(options: ScratchOptions): Promise<ScratchInstall> {
   const { directory, tarballs, pins } = options;
   const outside = ancestorNodeModules(directory);
   if (outside) {
@@ -211,7 +255,7 @@ export function prepareScratchProject(options: ScratchOptions): ScratchInstall {
     null,
     2,
   )}\n`;
-  const npmrc = `@hermes:registry=${DEAD_REGISTRY}\naudit=false\nfund=false\nupdate-notifier=false\n`;
+  const npmrc = 'audit=false\nfund=false\nupdate-notifier=false\n';
   const key = sha256(
     [
       SCRATCH_LAYOUT_VERSION,
@@ -236,18 +280,38 @@ export function prepareScratchProject(options: ScratchOptions): ScratchInstall {
     rmSync(path.join(directory, 'node_modules'), { recursive: true, force: true });
     rmSync(path.join(directory, 'package-lock.json'), { force: true });
   }
-  const install = ['install', '--ignore-scripts', '--prefer-offline', '--loglevel=error'];
-  let result = npm(install, directory);
-  if (result.status !== 0 && existsSync(path.join(directory, 'node_modules'))) {
-    // A tree left by an older layout or an interrupted run: start over once from nothing.
-    rmSync(path.join(directory, 'node_modules'), { recursive: true, force: true });
-    rmSync(path.join(directory, 'package-lock.json'), { force: true });
-    result = npm(install, directory);
+  const registry = await startRefusingRegistry();
+  try {
+    const install = [
+      'install',
+      '--ignore-scripts',
+      '--prefer-offline',
+      '--loglevel=error',
+      `--@hermes:registry=${registry.url}`,
+    ];
+    let result = await npm(install, directory);
+    if (
+      result.status !== 0 &&
+      registry.lookups.size === 0 &&
+      existsSync(path.join(directory, 'node_modules'))
+    ) {
+      // A tree left by an older layout or an interrupted run: start over once from nothing.
+      rmSync(path.join(directory, 'node_modules'), { recursive: true, force: true });
+      rmSync(path.join(directory, 'package-lock.json'), { force: true });
+      result = await npm(install, directory);
+    }
+    if (registry.lookups.size > 0) {
+      throw new Error(
+        `npm asked a registry for ${[...registry.lookups].sort().join(', ')}: every @hermes package must come from a tarball of this workspace (a dependency on a private or missing package?)`,
+      );
+    }
+    if (result.status !== 0) {
+      throw new Error(`npm install of the tarballs failed:\n${result.output.trim()}`);
+    }
+  } finally {
+    await registry.close();
   }
-  if (result.status !== 0) {
-    throw new Error(`npm install of the tarballs failed:\n${result.output.trim()}`);
-  }
-  runInstallScripts(options.root, directory, notes);
+  await runInstallScripts(options.root, directory, notes);
   verifyInstalledFromTarballs(directory, tarballs);
   writeJson(stateFile, { key });
   return { directory, key, reused: false, notes };

@@ -34,9 +34,20 @@ function ownsAuthentication(path: string): boolean {
   );
 }
 
-function routedPath(context: Context<GatewayEnv>): string {
-  const prefix = context.get('prefix');
-  return prefix ? context.req.path.slice(prefix.length) || '/' : context.req.path;
+const PROFILE_PREFIX = /^\/p\/([^/]*)(\/.*)?$/;
+
+/** `/p/<name>/rest` → `{ profile: name, path: /rest }`; `null` profile for a bare path. */
+export function splitProfilePrefix(
+  pathname: string,
+): { profile: string | null; path: string } | undefined {
+  const match = PROFILE_PREFIX.exec(pathname);
+  if (!match) return { profile: null, path: pathname };
+  try {
+    const profile = decodeURIComponent(match[1] ?? '').trim();
+    return profile === '' ? undefined : { profile, path: match[2] ?? '/' };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -45,22 +56,26 @@ function routedPath(context: Context<GatewayEnv>): string {
  * browser identity stamping → routes.
  */
 export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
+  // The middleware sits on the outer app so it runs once per request, whichever mount matches.
+  const app = new Hono<GatewayEnv>();
   const api = new Hono<GatewayEnv>();
 
-  api.use('*', async (context, next) => {
-    const prefix = context.req.param('profile' as never) as string | undefined;
-    const resolution = deps.registry.resolve(prefix);
+  app.use('*', async (context, next) => {
+    const split = splitProfilePrefix(context.req.path);
+    if (!split) return context.json(PROFILE_REJECTED_BODY, 404);
+    const resolution = deps.registry.resolve(split.profile ?? undefined);
     if (!resolution.ok) return context.json(PROFILE_REJECTED_BODY, 404);
     context.set('runtime', resolution.runtime);
-    context.set('prefix', prefix === undefined ? '' : `/p/${prefix}`);
+    context.set('prefix', split.profile === null ? '' : `/p/${split.profile}`);
+    context.set('routedPath', split.path);
     // Multiplexed profiles run inside their own scope (home + secrets); the launch profile of a
     // single-profile gateway already is the process home.
     if (deps.registry.multiplex) return resolution.runtime.run(() => next());
     await next();
   });
 
-  api.use('*', async (context, next) => {
-    const path = routedPath(context);
+  app.use('*', async (context, next) => {
+    const path = context.get('routedPath');
     if (!path.startsWith('/v1/artifacts/')) assertDeclaredLength(context, deps.maxRequestBytes);
     if (PUBLIC_PATHS.has(path) || ownsAuthentication(path)) return next();
     const expected = context.get('runtime').apiKey();
@@ -90,7 +105,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     return resolution.ok ? resolution.runtime.apiKey() : undefined;
   };
   const profileOf = (context: Context) => (context as Context<GatewayEnv>).get('runtime').name;
-  api.use('*', browserControlIdentityMiddleware({ apiKey: apiKeyFor, profile: profileOf }));
+  app.use('*', browserControlIdentityMiddleware({ apiKey: apiKeyFor, profile: profileOf }));
 
   registerHealthRoutes(api, deps);
   registerInfoRoutes(api, deps);
@@ -151,7 +166,6 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     }),
   );
 
-  const app = new Hono<GatewayEnv>();
   app.onError((error, context) => {
     if (HttpError.isInstance(error)) return renderHttpError(context, error);
     deps.logger.error({ err: error, path: context.req.path }, 'request failed');

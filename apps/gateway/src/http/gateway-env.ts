@@ -14,8 +14,10 @@ export type GatewayEnv = {
   Variables: {
     /** The profile this request addresses (bare route: the launch profile). */
     runtime: ProfileRuntime;
-    /** `/p/<name>` when the request came through a prefix. */
+    /** `/p/<name>` when the request came through a prefix, else `''`. */
     prefix: string;
+    /** The path without the prefix (what the route table is keyed on). */
+    routedPath: string;
   };
 };
 

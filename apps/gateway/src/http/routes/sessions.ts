@@ -25,6 +25,9 @@ export const MESSAGES_DEFAULT_LIMIT = 100;
 /** Ids a client may choose: letters, digits, `.`, `_`, `:`, `-`; 1–128 long. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
+/** End reasons a client may set: the catalogue's shape (`agent_close`, `session_reset`, …). */
+const END_REASON_PATTERN = /^[a-z][a-z_]{0,63}$/;
+
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);
 const FALSE_WORDS = new Set(['0', 'false', 'no', 'off', '']);
 
@@ -307,12 +310,12 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     }
     if (
       'end_reason' in fields &&
-      (typeof fields.end_reason !== 'string' || fields.end_reason.trim() === '')
+      (typeof fields.end_reason !== 'string' || !END_REASON_PATTERN.test(fields.end_reason.trim()))
     ) {
       throw new HttpError({
         status: 400,
         code: 'invalid_session_field',
-        message: "'end_reason' must be a non-empty string",
+        message: "'end_reason' must be a reason such as 'agent_close' (lowercase letters and _)",
         param: 'end_reason',
       });
     }

@@ -1,0 +1,167 @@
+import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
+import { startModelServer, tempHome } from '@hermes/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { modelConfig, startGateway, writeConfig } from './gateway-process.js';
+
+type Probe = {
+  method: string;
+  path: string;
+  body?: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+};
+
+describe('bad input on every route', () => {
+  it('answers 4xx in the OpenAI shape, never 500, and changes nothing', async () => {
+    const model = await startModelServer({ script: [] });
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: { title: 'keep' },
+    });
+    const id = made.body.session.id;
+
+    const bodies: { body?: string; json?: unknown }[] = [
+      { body: '{not json' },
+      { body: '' },
+      { json: [] },
+      { json: 'a string' },
+      { json: null },
+      { json: 42 },
+    ];
+    const posts = [
+      '/api/sessions',
+      `/api/sessions/${id}/fork`,
+      `/api/sessions/${id}/chat`,
+      `/api/sessions/${id}/chat/stream`,
+      '/v1/chat/completions',
+      '/v1/responses',
+      '/v1/runs',
+    ];
+    const probes: Probe[] = [];
+    for (const pathname of posts)
+      for (const body of bodies) {
+        // An empty body is a valid "no options" for create and fork.
+        if (body.body === '' && (pathname === '/api/sessions' || pathname.endsWith('/fork')))
+          continue;
+        probes.push({ method: 'POST', path: pathname, ...body });
+      }
+    for (const body of bodies)
+      probes.push({ method: 'PATCH', path: `/api/sessions/${id}`, ...body });
+    probes.push(
+      // Wrong types and missing fields.
+      { method: 'POST', path: '/api/sessions', json: { title: ['x'] } },
+      { method: 'POST', path: '/api/sessions', json: { hidden: 'yes' } },
+      { method: 'POST', path: '/api/sessions', json: { id: '' } },
+      { method: 'POST', path: '/api/sessions', json: { title: 'x'.repeat(101) } },
+      { method: 'POST', path: `/api/sessions/${id}/chat`, json: {} },
+      { method: 'POST', path: `/api/sessions/${id}/chat`, json: { message: '   ' } },
+      { method: 'POST', path: `/api/sessions/${id}/chat`, json: { message: 7 } },
+      { method: 'POST', path: `/api/sessions/${id}/chat`, json: { message: 'hi', wait: 'no' } },
+      { method: 'POST', path: `/api/sessions/${id}/chat/stream`, json: { message: null } },
+      { method: 'POST', path: `/api/sessions/${id}/fork`, json: { title: 5 } },
+      { method: 'PATCH', path: `/api/sessions/${id}`, json: { title: 5 } },
+      { method: 'PATCH', path: `/api/sessions/${id}`, json: { end_reason: '' } },
+      { method: 'PATCH', path: `/api/sessions/${id}`, json: { archived: 1 } },
+      { method: 'POST', path: '/v1/chat/completions', json: { messages: [] } },
+      { method: 'POST', path: '/v1/chat/completions', json: { messages: 'hi' } },
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        json: { messages: [{ role: 'wizard', content: 'x' }] },
+      },
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        json: { messages: [{ role: 'assistant', content: 'x' }] },
+      },
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        json: { messages: [{ role: 'user', content: 'x' }], stream: 'yes' },
+      },
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        json: { messages: [{ role: 'user', content: 'x' }] },
+        headers: { 'x-hermes-session-id': '../../etc' },
+      },
+      {
+        method: 'POST',
+        path: '/v1/chat/completions',
+        json: { messages: [{ role: 'user', content: 'x' }] },
+        headers: { 'x-hermes-session-key': 'peer-1' },
+      },
+      { method: 'POST', path: '/v1/responses', json: {} },
+      { method: 'POST', path: '/v1/responses', json: { input: '' } },
+      {
+        method: 'POST',
+        path: '/v1/responses',
+        json: { input: [{ role: 'assistant', content: 'x' }] },
+      },
+      {
+        method: 'POST',
+        path: '/v1/responses',
+        json: { input: 'x', previous_response_id: 'resp_unknown' },
+      },
+      { method: 'POST', path: '/v1/responses', json: { input: 'x', store: 'no' } },
+      { method: 'POST', path: '/v1/runs', json: {} },
+      { method: 'POST', path: '/v1/runs', json: { input: 5 } },
+      { method: 'POST', path: '/v1/runs', json: { input: 'x', session_id: 'unknown' } },
+      // Unknown ids.
+      { method: 'GET', path: '/api/sessions/unknown' },
+      { method: 'PATCH', path: '/api/sessions/unknown', json: { pinned: true } },
+      { method: 'DELETE', path: '/api/sessions/unknown' },
+      { method: 'GET', path: '/api/sessions/unknown/messages' },
+      { method: 'POST', path: '/api/sessions/unknown/fork', json: {} },
+      { method: 'POST', path: '/api/sessions/unknown/chat', json: { message: 'hi' } },
+      { method: 'POST', path: '/api/sessions/unknown/chat/stream', json: { message: 'hi' } },
+      { method: 'GET', path: '/v1/responses/resp_unknown' },
+      { method: 'DELETE', path: '/v1/responses/resp_unknown' },
+      { method: 'GET', path: '/v1/runs/run_unknown' },
+      { method: 'GET', path: '/v1/runs/run_unknown/events' },
+      { method: 'POST', path: '/v1/runs/run_unknown/stop' },
+      // Bad query values.
+      { method: 'GET', path: '/api/sessions?limit=-x' },
+      { method: 'GET', path: `/api/sessions/${id}/messages?after_id=abc` },
+      { method: 'GET', path: `/api/sessions/${id}/messages?order=random` },
+    );
+
+    for (const probe of probes) {
+      const label = `${probe.method} ${probe.path} ${probe.body ?? JSON.stringify(probe.json)}`;
+      const init: RequestInit & { json?: unknown } = {
+        method: probe.method,
+        ...(probe.headers ? { headers: probe.headers } : {}),
+      };
+      if (probe.body !== undefined) init.body = probe.body;
+      if ('json' in probe) init.json = probe.json;
+      const response = await gateway.json<{
+        error?: { code?: string; type?: string; message?: string };
+      }>(probe.path, init);
+      expect(response.status, label).toBeGreaterThanOrEqual(400);
+      expect(response.status, label).toBeLessThan(500);
+      expect(typeof response.body.error?.code, label).toBe('string');
+      expect(typeof response.body.error?.message, label).toBe('string');
+    }
+
+    expect(model.modelRequests).toHaveLength(0);
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    onTestFinished(() => store.close());
+    const sessions = store.listSessionsRich({
+      includeHidden: true,
+      includeArchived: true,
+      includeChildren: true,
+    });
+    expect(sessions.sessions.map((session) => session.id)).toEqual([id]);
+    expect(store.getSession(id)).toMatchObject({
+      title: 'keep',
+      messageCount: 0,
+      endedAt: null,
+      pinned: 0,
+      archived: 0,
+    });
+  });
+});

@@ -11,6 +11,7 @@ import {
 } from './search-query.js';
 import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
 import type { StoreContext } from './store-context.js';
+import { safeCutIndex } from './text-length.js';
 import { pageSize } from './validation.js';
 
 export function readMeta(context: StoreContext, key: string): string | null {
@@ -253,8 +254,9 @@ function likeSnippet(content: string, terms: readonly SearchTerm[]): string {
   const first = terms[0]?.text ?? '';
   const at = content.toLowerCase().indexOf(first.toLowerCase());
   if (at < 0) return shapePreview(content);
-  const start = Math.max(0, at - 40);
-  const end = Math.min(content.length, at + first.length + 40);
+  // Never cut a surrogate pair in half (an emoji at the edge of the window).
+  const start = safeCutIndex(content, Math.max(0, at - 40));
+  const end = safeCutIndex(content, Math.min(content.length, at + first.length + 40));
   const pattern = new RegExp(
     terms.map((term) => term.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
     'giu',

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { breakFtsIndex } from '../test/corrupt-fts.js';
 import { openTestStore } from '../test/helpers.js';
+import { ERROR_MESSAGES, MAX_TITLE_LENGTH, sanitizeTitle } from './index.js';
 import { shapePreview } from './preview.js';
 
 describe('previews', () => {
@@ -20,5 +22,56 @@ describe('previews', () => {
       { role: 'user', content: 'the real first question' },
     ]);
     expect(store.listSessionsRich().sessions[0]?.preview).toBe('the real first question');
+  });
+});
+
+/** No lone surrogate: the text was not cut inside a pair. */
+function isWellFormed(text: string | undefined): boolean {
+  return (
+    text !== undefined &&
+    !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)
+  );
+}
+
+describe('text is measured in characters people see', () => {
+  it('a title of 60 emoji is 60 characters; 101 are refused as 101', async () => {
+    const sixty = '😀'.repeat(60);
+    expect(sanitizeTitle(sixty)).toBe(sixty);
+    expect(sanitizeTitle('é'.repeat(MAX_TITLE_LENGTH))).toHaveLength(MAX_TITLE_LENGTH);
+    expect(() => sanitizeTitle('😀'.repeat(MAX_TITLE_LENGTH + 1))).toThrow(
+      ERROR_MESSAGES.titleTooLong(MAX_TITLE_LENGTH + 1, MAX_TITLE_LENGTH),
+    );
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli', title: '🚀'.repeat(MAX_TITLE_LENGTH) });
+    expect(store.requireSession('s').title).toBe('🚀'.repeat(MAX_TITLE_LENGTH));
+  });
+
+  it('a preview never splits an emoji: counted in code points, cut between graphemes', () => {
+    const emoji = '😀'.repeat(100);
+    const preview = shapePreview(emoji);
+    expect(preview).toBe(`${'😀'.repeat(60)}...`);
+    expect(preview).toSatisfy(isWellFormed);
+    // An odd UTF-16 offset that used to fall inside a pair.
+    const mixed = `a${'😀'.repeat(70)}`;
+    expect(shapePreview(mixed)).toBe(`a${'😀'.repeat(59)}...`);
+    // A family emoji (several code points joined) is kept whole or left out, never halved.
+    const family = '👨‍👩‍👧';
+    const shaped = shapePreview(`${'x'.repeat(57)}${family}tail`);
+    expect(shaped).toBe(`${'x'.repeat(57)}...`);
+    expect(shapePreview(`${'x'.repeat(50)}${family}`)).toBe(`${'x'.repeat(50)}${family}`);
+  });
+
+  it('the LIKE fallback snippet never splits an emoji either', async () => {
+    const { store, databasePath } = await openTestStore({ recoverFtsOnOpen: false });
+    await store.createSession({ id: 's', source: 'cli' });
+    await store.appendMessage('s', {
+      role: 'user',
+      content: `${'😀'.repeat(30)} needle ${'😀'.repeat(30)}`,
+    });
+    breakFtsIndex(databasePath, 'missing table');
+    const hit = store.searchMessages('needle').hits[0];
+    expect(store.isFtsStale()).toBe(true);
+    expect(hit?.snippet).toContain('>>>needle<<<');
+    expect(hit?.snippet).toSatisfy(isWellFormed);
   });
 });

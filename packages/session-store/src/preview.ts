@@ -1,13 +1,18 @@
 import { CANONICAL_PREVIEW_MAX, PREVIEW_MAX, PREVIEW_TAKE } from './limits.js';
 import type { StoreContext } from './store-context.js';
+import { truncateCodePoints } from './text-length.js';
 
-/** Collapses whitespace and shapes to `max` characters plus "..." when the text was longer. */
+/**
+ * Collapses whitespace and shapes to `max` characters plus "..." when the text was longer.
+ * Characters are code points, and a cut never splits a grapheme (an emoji stays whole).
+ */
 export function shapePreview(text: string, options: { take?: number; max?: number } = {}): string {
   const take = options.take ?? PREVIEW_TAKE;
   const max = options.max ?? PREVIEW_MAX;
   const collapsed = text.replace(/\s+/g, ' ').trim();
-  const taken = collapsed.slice(0, take);
-  return collapsed.length > max ? `${taken.slice(0, max)}...` : taken;
+  const taken = truncateCodePoints(collapsed, take);
+  const shaped = truncateCodePoints(taken, max);
+  return shaped.length < collapsed.length ? `${shaped}...` : shaped;
 }
 
 /** The first visible user message (hidden rows and compaction carriers skipped). */

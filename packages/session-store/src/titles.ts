@@ -5,6 +5,7 @@ import { BOT_CHAT_TITLE, MAX_TITLE_LENGTH, TITLE_SOURCE_RANK, type TitleSource }
 import { SESSION_COLUMNS } from './rows.js';
 import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
+import { codePointLength } from './text-length.js';
 
 // Control characters, zero-width characters and bidi overrides: invisible, and able to make two
 // titles look alike.
@@ -15,10 +16,12 @@ export function sanitizeTitle(raw: string | null | undefined): string | null {
   if (raw === null || raw === undefined) return null;
   const clean = raw.replace(/\s+/g, ' ').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
   if (clean.length === 0) return null;
-  if (clean.length > MAX_TITLE_LENGTH) {
+  // Counted in code points, as a person counts: 60 emoji are 60 characters, not 120.
+  const length = codePointLength(clean);
+  if (length > MAX_TITLE_LENGTH) {
     throw new SessionStoreError({
       code: 'title_too_long',
-      message: ERROR_MESSAGES.titleTooLong(clean.length, MAX_TITLE_LENGTH),
+      message: ERROR_MESSAGES.titleTooLong(length, MAX_TITLE_LENGTH),
     });
   }
   return clean;

@@ -55,6 +55,7 @@ import { ProfileRuntime } from './runtime/profile-runtime.js';
 import { ResponseStore } from './runtime/response-store.js';
 import { RunRegistry } from './runtime/run-registry.js';
 import { SlashCommands } from './runtime/slash-commands.js';
+import { runTurn } from './runtime/turn-runner.js';
 import { GATEWAY_VERSION } from './version.js';
 
 /** Seconds running turns get to finish on SIGTERM/SIGINT before they are interrupted. */
@@ -354,6 +355,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     runs,
     responses: new ResponseStore(),
     slash,
+    runTurn: (request) => runTurn(turns, { ...request, logger }),
     keepalive: {
       chatStreamMs: options.keepaliveMs?.chatStreamMs ?? CHAT_STREAM_KEEPALIVE_MS,
       apiStreamMs: options.keepaliveMs?.apiStreamMs ?? API_STREAM_KEEPALIVE_MS,

@@ -61,6 +61,20 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   const api = new Hono<GatewayEnv>();
 
   app.use('*', async (context, next) => {
+    const started = performance.now();
+    await next();
+    deps.logger.debug(
+      {
+        method: context.req.method,
+        url: context.req.url.slice(context.req.url.indexOf('/', 8)),
+        status: context.res.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      },
+      'request',
+    );
+  });
+
+  app.use('*', async (context, next) => {
     const split = splitProfilePrefix(context.req.path);
     if (!split) return context.json(PROFILE_REJECTED_BODY, 404);
     const resolution = deps.registry.resolve(split.profile ?? undefined);

@@ -8,6 +8,7 @@ import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 import type { ResponseStore } from '../runtime/response-store.js';
 import type { RunRegistry } from '../runtime/run-registry.js';
 import type { SlashCommands } from '../runtime/slash-commands.js';
+import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
 
 export type GatewayEnv = {
   Bindings: HttpBindings;
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   readonly runs: RunRegistry;
   readonly responses: ResponseStore;
   readonly slash: SlashCommands;
+  /** Runs one model turn (admission, profile scope, transcript); see `runtime/turn-runner.ts`. */
+  readonly runTurn: (request: TurnRequest) => Promise<TurnOutcome>;
   readonly keepalive: { readonly chatStreamMs: number; readonly apiStreamMs: number };
   /** Live process facts for `/health/detailed` and the `status` verb. */
   readonly liveStatus: () => Record<string, unknown>;

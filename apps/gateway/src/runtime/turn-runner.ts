@@ -6,6 +6,7 @@ import {
   type SessionStore,
   turnTranscriptMessages,
 } from '@hermes/session-store';
+import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ActiveTurns, TurnKind } from './active-turns.js';
 import type { ProfileRuntime } from './profile-runtime.js';
@@ -19,6 +20,7 @@ export interface TurnRequest {
   readonly onEvent?: ((event: AgentEvent) => void) | undefined;
   readonly ephemeralSystemNote?: string | undefined;
   readonly displayKind?: string | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 export interface TurnOutcome {
@@ -129,6 +131,19 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     );
     if (firstRowId !== undefined)
       collected.push(...rowsAfter(store, result.sessionId, firstRowId - 1));
+    request.logger?.info(
+      {
+        profile: runtime.name,
+        sessionId: result.sessionId,
+        runId: result.runId,
+        kind: request.kind,
+        status: result.status,
+        ...(result.error ? { error: result.error } : {}),
+        apiCalls: result.usage.apiCalls,
+        ms: Math.round(performance.now() - started),
+      },
+      'turn finished',
+    );
     const messages = turnTranscriptMessages({
       messages: collected,
       priorHistoryLength: 0,

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { AgentEvent } from '@hermes/agent';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
-import { runTurn } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
 import {
   contentText,
@@ -127,7 +126,7 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
             }
           };
           try {
-            const outcome = await runTurn(deps.turns, {
+            const outcome = await deps.runTurn({
               runtime,
               sessionId: session.id,
               message: prompt,
@@ -187,7 +186,7 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
         usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
       });
     }
-    const outcome = await runTurn(deps.turns, {
+    const outcome = await deps.runTurn({
       runtime,
       sessionId: session.id,
       message: prompt,

@@ -5,7 +5,6 @@ import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { allMessages, forkSession } from '../../runtime/fork-session.js';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
-import { runTurn } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
 import {
   contentText,
@@ -269,7 +268,7 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
             } else {
               let streamed = '';
               let separatorDue = false;
-              const outcome = await runTurn(deps.turns, {
+              const outcome = await deps.runTurn({
                 runtime,
                 sessionId: session.id,
                 message: prompt,
@@ -326,7 +325,7 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
       );
     }
 
-    const outcome = await runTurn(deps.turns, {
+    const outcome = await deps.runTurn({
       runtime,
       sessionId: session.id,
       message: prompt,

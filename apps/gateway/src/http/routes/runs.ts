@@ -1,7 +1,6 @@
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { RunEvent, RunRecord } from '../../runtime/run-registry.js';
-import { runTurn } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
 import { createChatEventRenderer, usageResponse } from '../chat-events.js';
 import { resolveApiSession } from '../conversation-input.js';
@@ -103,7 +102,7 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
         return;
       }
       try {
-        const outcome = await runTurn(deps.turns, {
+        const outcome = await deps.runTurn({
           runtime,
           sessionId: session.id,
           message: prompt,

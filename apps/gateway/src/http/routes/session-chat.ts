@@ -68,7 +68,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
         runtime: { command: reply.command },
       });
     }
-    const turn = runTurn(deps.turns, { runtime, sessionId, message, kind: 'chat' });
+    const turn = deps.runTurn({ runtime, sessionId, message, kind: 'chat' });
     if (body.wait === false) {
       // Fire and forget for relays: the turn is admitted now, its reply lands in the session.
       turn.catch((error: unknown) =>
@@ -116,7 +116,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
         return;
       }
       try {
-        const outcome = await runTurn(deps.turns, {
+        const outcome = await deps.runTurn({
           runtime,
           sessionId,
           message,

@@ -1,0 +1,456 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startModelServer, tempHome } from '@hermes/testkit';
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { modelConfig, readEvents, startGateway, writeConfig } from './gateway-process.js';
+
+const API_KEY = 'gw-chat-api-key-abcdef0123';
+const MODEL_KEY = 'sk-test-model-key-0123456789';
+
+async function configuredHome(baseUrl: string, extra = '') {
+  const home = (await tempHome()).path;
+  const workspace = (await tempHome('hermes-workspace-')).path;
+  await writeFile(path.join(workspace, 'notes.txt'), 'hello from the notes file\n');
+  await writeConfig(home, modelConfig(baseUrl, `terminal:\n  cwd: ${workspace}\n${extra}`));
+  await writeFile(path.join(home, '.env'), `API_SERVER_KEY=${API_KEY}\n`);
+  return { home, workspace };
+}
+
+function messagesOf(request: { body: unknown }) {
+  return (request.body as { messages: { role: string; content: unknown }[] }).messages;
+}
+
+describe('chat without a model', () => {
+  it('starts and answers a chat with the error naming the keys to set', async () => {
+    const gateway = await startGateway();
+    const completion = await gateway.json('/v1/chat/completions', {
+      method: 'POST',
+      json: { messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(completion.status).toBe(503);
+    expect(completion.body).toMatchObject({
+      error: {
+        code: 'model_not_configured',
+        message: expect.stringContaining('model.base_url is not set'),
+      },
+    });
+    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+    });
+    const chat = await gateway.json(`/api/sessions/${session.body.session.id}/chat`, {
+      method: 'POST',
+      json: { message: 'hi' },
+    });
+    expect(chat.status).toBe(503);
+    expect(chat.body).toMatchObject({ error: { code: 'model_not_configured' } });
+    // Slash commands still work: they never need a model.
+    const help = await gateway.json<{ message: { content: string } }>(
+      `/api/sessions/${session.body.session.id}/chat`,
+      { method: 'POST', json: { message: '/help' } },
+    );
+    expect(help.body.message.content).toContain('/review');
+  });
+});
+
+describe('chat completions', () => {
+  it('runs a tool call end to end through the official openai client, in a session the client can continue', async () => {
+    const model = await startModelServer({
+      script: [
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
+        { text: 'The notes say hello.' },
+        { text: 'You asked about the notes.' },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const { data, response } = await client.chat.completions
+      .create({
+        model: 'hermes-agent',
+        messages: [{ role: 'user', content: 'What do my notes say?' }],
+      })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe('The notes say hello.');
+    expect(data.object).toBe('chat.completion');
+    const sessionId = response.headers.get('x-hermes-session-id');
+    expect(sessionId).toBeTruthy();
+    const toolResult = messagesOf(model.modelRequests[1] as never).find(
+      (message) => message.role === 'tool',
+    );
+    expect(String(toolResult?.content)).toContain('hello from the notes file');
+
+    // Continuing with the header: the stored history is used, the client sends only the new turn.
+    const followUp = await client.chat.completions.create(
+      { model: 'hermes-agent', messages: [{ role: 'user', content: 'What did I ask?' }] },
+      { headers: { 'X-Hermes-Session-Id': sessionId ?? '' } },
+    );
+    expect(followUp.choices[0]?.message.content).toBe('You asked about the notes.');
+    const third = messagesOf(model.modelRequests[2] as never).map((message) => message.role);
+    expect(third).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    const stored = await gateway.json<{ data: { role: string }[] }>(
+      `/api/sessions/${sessionId}/messages`,
+      { key: API_KEY },
+    );
+    expect(stored.body.data.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+  });
+
+  it('streams deltas through the openai client and seeds a new session with the client history', async () => {
+    const model = await startModelServer({
+      script: [{ text: 'Streaming works fine.', chunkSize: 3 }],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const stream = await client.chat.completions.create({
+      model: 'hermes-agent',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'system', content: 'Answer briefly.' },
+        { role: 'user', content: 'Earlier question' },
+        { role: 'assistant', content: 'Earlier answer' },
+        { role: 'user', content: 'Does streaming work?' },
+      ],
+    });
+    let text = '';
+    let finish: string | null | undefined;
+    let usage: unknown;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('Streaming works fine.');
+    expect(finish).toBe('stop');
+    expect(usage).toMatchObject({ total_tokens: expect.any(Number) });
+    const sent = messagesOf(model.modelRequests[0] as never);
+    expect(sent.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(String(sent[0]?.content)).toContain('Answer briefly.');
+  });
+
+  it('answers slash commands itself: they never reach the model', async () => {
+    const model = await startModelServer({ script: [] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const help = await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: '/help' }],
+    });
+    expect(help.choices[0]?.message.content).toContain('/review');
+    const unknown = await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: '/frobnicate now' }],
+    });
+    expect(unknown.choices[0]?.message.content).toContain('Unknown command: /frobnicate');
+    const review = await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: '/review' }],
+    });
+    expect(review.choices[0]?.message.content).toBe(
+      'Nothing to review yet — send a message first.',
+    );
+    expect(model.modelRequests).toHaveLength(0);
+  });
+});
+
+describe('session chat', () => {
+  it('streams the reference events with keep-alives, and run.completed carries the projected turn transcript', async () => {
+    const model = await startModelServer({
+      script: [
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }], delayMs: 700 },
+        { text: 'Done reading.', chunkSize: 4 },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home, args: ['--sse-keepalive', '0.2'] });
+    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+      key: API_KEY,
+    });
+    const response = await gateway.request(`/api/sessions/${session.body.session.id}/chat/stream`, {
+      method: 'POST',
+      json: { message: 'read my notes' },
+      key: API_KEY,
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const events = await readEvents(response);
+    const names = events.map((event) => event.event);
+    expect(names.filter((name) => name === ':').length).toBeGreaterThan(0);
+    const meaningful = names.filter((name) => name !== ':');
+    expect(meaningful[0]).toBe('run.started');
+    expect(meaningful).toContain('tool.started');
+    expect(meaningful).toContain('tool.completed');
+    expect(meaningful).toContain('assistant.delta');
+    expect(meaningful).toContain('message.started');
+    expect(meaningful.slice(-2)).toEqual(['run.completed', 'done']);
+    const deltas = events
+      .filter((event) => event.event === 'assistant.delta')
+      .map((event) => JSON.parse(event.data).delta)
+      .join('');
+    expect(deltas).toBe('Done reading.');
+    const completed = JSON.parse(
+      events.find((event) => event.event === 'run.completed')?.data ?? '{}',
+    );
+    expect(completed).toMatchObject({
+      session_id: session.body.session.id,
+      status: 'completed',
+      final_response: 'Done reading.',
+    });
+    expect(completed.messages.map((message: { role: string }) => message.role)).toEqual([
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(completed.messages.some((message: { role: string }) => message.role === 'user')).toBe(
+      false,
+    );
+    expect(completed.message_id).toBe(completed.messages[2].id);
+    expect(completed.usage).toMatchObject({ api_calls: 2, tool_calls: 1 });
+  });
+
+  it('answers a busy session with 409 while its turn runs', async () => {
+    const model = await startModelServer({ script: [{ text: 'slow', delayMs: 1500 }] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+      key: API_KEY,
+    });
+    const id = session.body.session.id;
+    const first = gateway.json(`/api/sessions/${id}/chat`, {
+      method: 'POST',
+      json: { message: 'one' },
+      key: API_KEY,
+    });
+    while (model.modelRequests.length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = await gateway.json(`/api/sessions/${id}/chat`, {
+      method: 'POST',
+      json: { message: 'two' },
+      key: API_KEY,
+    });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ error: { code: 'session_busy' } });
+    const review = await gateway.json<{ message: { content: string } }>(
+      `/api/sessions/${id}/chat`,
+      {
+        method: 'POST',
+        json: { message: '/review please' },
+        key: API_KEY,
+      },
+    );
+    expect(review.body.message.content).toBe(
+      'Agent is running — wait for the turn to finish, then /review.',
+    );
+    expect((await first).status).toBe(200);
+  });
+});
+
+describe('responses', () => {
+  it('stores responses, chains previous_response_id, and deletes them', async () => {
+    const model = await startModelServer({
+      script: [
+        { text: 'Nice to meet you, Ada.' },
+        { text: 'Your name is Ada.' },
+        { text: 'Branch answer.' },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const first = await client.responses.create({
+      model: 'hermes-agent',
+      input: 'My name is Ada.',
+    });
+    expect(first.output_text).toBe('Nice to meet you, Ada.');
+    expect(first.status).toBe('completed');
+    const second = await client.responses.create({
+      model: 'hermes-agent',
+      input: 'What is my name?',
+      previous_response_id: first.id,
+    });
+    expect(second.output_text).toBe('Your name is Ada.');
+    const sent = messagesOf(model.modelRequests[1] as never).map((message) => [
+      message.role,
+      message.content,
+    ]);
+    expect(sent.slice(1)).toEqual([
+      ['user', 'My name is Ada.'],
+      ['assistant', 'Nice to meet you, Ada.'],
+      ['user', 'What is my name?'],
+    ]);
+    // Chaining from the older response branches instead of seeing the newer turn.
+    await client.responses.create({
+      model: 'hermes-agent',
+      input: 'Another path',
+      previous_response_id: first.id,
+    });
+    const branch = messagesOf(model.modelRequests[2] as never).map((message) => message.content);
+    expect(branch).not.toContain('What is my name?');
+    expect(branch).toContain('Nice to meet you, Ada.');
+
+    const fetched = await client.responses.retrieve(first.id);
+    expect(fetched.id).toBe(first.id);
+    const deleted = await gateway.json(`/v1/responses/${first.id}`, {
+      method: 'DELETE',
+      key: API_KEY,
+    });
+    expect(deleted.body).toEqual({ id: first.id, object: 'response', deleted: true });
+    expect((await gateway.json(`/v1/responses/${first.id}`, { key: API_KEY })).status).toBe(404);
+    const unknownChain = await gateway.json('/v1/responses', {
+      method: 'POST',
+      json: { input: 'x', previous_response_id: first.id },
+      key: API_KEY,
+    });
+    expect(unknownChain.status).toBe(404);
+    expect(unknownChain.body).toMatchObject({ error: { code: 'response_not_found' } });
+  });
+
+  it('streams Responses API events the openai client understands', async () => {
+    const model = await startModelServer({
+      script: [{ text: 'Streamed response text.', chunkSize: 5 }],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const stream = await client.responses.create({
+      model: 'hermes-agent',
+      input: 'stream please',
+      stream: true,
+    });
+    let text = '';
+    const types: string[] = [];
+    let final: { output_text?: string; id?: string } | undefined;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') final = event.response;
+    }
+    expect(text).toBe('Streamed response text.');
+    expect(types[0]).toBe('response.created');
+    expect(types.at(-1)).toBe('response.completed');
+    expect(final?.output_text).toBe('Streamed response text.');
+    expect((await client.responses.retrieve(final?.id ?? '')).output_text).toBe(
+      'Streamed response text.',
+    );
+  });
+});
+
+describe('runs', () => {
+  it('runs in the background with replayable events, a final result and a stop', async () => {
+    const model = await startModelServer({
+      script: [
+        { text: 'Background answer.' },
+        { text: 'z'.repeat(300), chunkSize: 2, chunkDelayMs: 40 },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const started = await gateway.json<{ id: string; status: string; session_id: string }>(
+      '/v1/runs',
+      {
+        method: 'POST',
+        json: { input: 'do it in the background' },
+        key: API_KEY,
+        headers: { 'idempotency-key': 'run-key-1' },
+      },
+    );
+    expect(started.status).toBe(202);
+    expect(started.body.status).toBe('running');
+    const replayed = await gateway.json<{ id: string }>('/v1/runs', {
+      method: 'POST',
+      json: { input: 'do it in the background' },
+      key: API_KEY,
+      headers: { 'idempotency-key': 'run-key-1' },
+    });
+    expect(replayed.body.id).toBe(started.body.id);
+    const events = await readEvents(
+      await gateway.request(`/v1/runs/${started.body.id}/events`, { key: API_KEY }),
+    );
+    const names = events.map((event) => event.event).filter((name) => name !== ':');
+    expect(names[0]).toBe('run.started');
+    expect(names.slice(-2)).toEqual(['run.completed', 'done']);
+    const finished = await gateway.json<{ status: string; output: string }>(
+      `/v1/runs/${started.body.id}`,
+      { key: API_KEY },
+    );
+    expect(finished.body).toMatchObject({ status: 'completed', output: 'Background answer.' });
+
+    const long = await gateway.json<{ id: string }>('/v1/runs', {
+      method: 'POST',
+      json: { input: 'a long one', session_id: started.body.session_id },
+      key: API_KEY,
+    });
+    while (model.modelRequests.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stop = await gateway.json<{ stopping: boolean }>(`/v1/runs/${long.body.id}/stop`, {
+      method: 'POST',
+      key: API_KEY,
+    });
+    expect(stop.body.stopping).toBe(true);
+    const stopEvents = await readEvents(
+      await gateway.request(`/v1/runs/${long.body.id}/events`, { key: API_KEY }),
+    );
+    expect(stopEvents.map((event) => event.event)).toContain('run.cancelled');
+    const stopped = await gateway.json<{ status: string; output: string }>(
+      `/v1/runs/${long.body.id}`,
+      { key: API_KEY },
+    );
+    expect(stopped.body.status).toBe('cancelled');
+    expect(stopped.body.output.length).toBeLessThan(300);
+  });
+});
+
+describe('logs', () => {
+  it('writes JSON lines to logs/gateway.log and never the API key or the model key', async () => {
+    const model = await startModelServer({
+      script: [
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
+        { text: 'ok' },
+        { error: { status: 400, message: `bad key ${MODEL_KEY}` } },
+      ],
+      apiKey: MODEL_KEY,
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'read notes' }],
+    });
+    // A provider error that echoes the key, and requests that carry keys in odd places.
+    await gateway.json('/v1/chat/completions', {
+      method: 'POST',
+      json: { messages: [{ role: 'user', content: 'fail' }] },
+      key: API_KEY,
+    });
+    await gateway.json('/v1/models', { key: `${API_KEY}-wrong` });
+    await gateway.json(`/v1/models?key=${API_KEY}`, { key: API_KEY });
+    gateway.process.kill('SIGTERM');
+    expect((await gateway.process.exited).code).toBe(0);
+    const files = (await readdir(path.join(home, 'logs'))).filter((file) =>
+      file.startsWith('gateway.log'),
+    );
+    expect(files).toContain('gateway.log');
+    let all = '';
+    for (const file of files) all += await readFile(path.join(home, 'logs', file), 'utf8');
+    const lines = all.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(all).not.toContain(API_KEY);
+    expect(all).not.toContain(MODEL_KEY);
+    expect(gateway.process.stdout() + gateway.process.stderr()).not.toContain(MODEL_KEY);
+  });
+});

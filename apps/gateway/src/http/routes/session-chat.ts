@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { runTurn, type TurnOutcome } from '../../runtime/turn-runner.js';
+import type { TurnOutcome } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
 import { createChatEventRenderer, usageResponse } from '../chat-events.js';
 import { errorBody, HttpError } from '../errors.js';

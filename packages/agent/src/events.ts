@@ -96,6 +96,32 @@ export type WarningEvent = EventBase & {
   readonly message: string;
 };
 
+export type SubagentStartedEvent = EventBase & {
+  readonly type: 'subagent.started';
+  readonly delegationId: string;
+  readonly subagentId: string;
+  readonly taskIndex: number;
+  readonly taskCount: number;
+  readonly goal: string;
+  readonly model: string;
+};
+export type SubagentProgressEvent = EventBase & {
+  readonly type: 'subagent.progress';
+  readonly delegationId: string;
+  readonly subagentId: string;
+  /** `delegate_task: subagent running <tool> (iteration i/max)` */
+  readonly text: string;
+};
+export type SubagentCompletedEvent = EventBase & {
+  readonly type: 'subagent.completed';
+  readonly delegationId: string;
+  readonly subagentId: string;
+  readonly taskIndex: number;
+  readonly status: string;
+  /** `✓|✗ [set n · i/N] <goal> (Ns) — <reason>` */
+  readonly line: string;
+};
+
 /**
  * The one event stream every surface renders (gateway SSE, CLI, TUI bridge). A run emits
  * `run.started`, then deltas, tool and message events, and ends with exactly one of
@@ -115,7 +141,10 @@ export type AgentEvent =
   | ModelRetryEvent
   | ModelFallbackEvent
   | SessionCompressedEvent
-  | WarningEvent;
+  | WarningEvent
+  | SubagentStartedEvent
+  | SubagentProgressEvent
+  | SubagentCompletedEvent;
 
 export type AgentEventType = AgentEvent['type'];
 
@@ -134,6 +163,9 @@ export const AGENT_EVENT_TYPES = [
   'model.fallback',
   'session.compressed',
   'warning',
+  'subagent.started',
+  'subagent.progress',
+  'subagent.completed',
 ] as const satisfies readonly AgentEventType[];
 
 /** The events that end a run; exactly one is emitted per `runTurn`. */

@@ -5,7 +5,107 @@ export {
   type CompressSessionOptions,
   compressSession,
 } from './compression/compress-session.js';
-export { CHARS_PER_TOKEN, estimateTokens } from './compression/estimate-tokens.js';
+export { CHARS_PER_TOKEN, estimateTokens, messageChars } from './compression/estimate-tokens.js';
+export {
+  type AsyncDelegationListing,
+  AsyncDelegationRegistry,
+  type AsyncDelegationRegistryOptions,
+  type AsyncUnit,
+  type AsyncUnitProgress,
+  createDelegationRegistry,
+  type DelegationLifecycleEvent,
+  type DelegationOrigin,
+  type DelegationRecoveryReport,
+  type DispatchOutcome,
+  type StallThresholds,
+} from './delegation/async-registry.js';
+export {
+  type BuiltChild,
+  buildChildSystemPrompt,
+  type ChildRole,
+  childToolsets,
+  SUBAGENT_INTRO,
+} from './delegation/build-children.js';
+export { checkOutputSchema, parseJsonAnswer } from './delegation/check-output-schema.js';
+export type {
+  BatchResult,
+  ChildResult,
+  ChildStatus,
+  ToolTraceEntry,
+} from './delegation/child-result.js';
+export {
+  type CompletionDelivery,
+  type CompletionDeliveryOptions,
+  createCompletionDelivery,
+  type DeliveredCompletion,
+} from './delegation/completion-delivery.js';
+export {
+  type AsyncDelegationEvent,
+  type DelegationResultRecord,
+  type DelegationTaskRecord,
+  eventFromLedgerRow,
+} from './delegation/completion-event.js';
+export { type CompletionTarget, ownsCompletion } from './delegation/completion-ownership.js';
+export { CompletionQueue } from './delegation/completion-queue.js';
+export {
+  type DelegateTaskOptions,
+  type DelegateTaskResult,
+  type DelegationCredentialsConfig,
+  delegateTask,
+} from './delegation/delegate-task.js';
+export {
+  buildDelegateTaskDescription,
+  buildDelegateTaskParameters,
+  childrenMayDelegate,
+} from './delegation/delegate-task-schema.js';
+export { delegateTaskTool, HIDDEN_DELEGATE_FIELDS } from './delegation/delegate-task-tool.js';
+export {
+  COMPLETION_DISPLAY_KIND,
+  DELEGATE_BLOCKED_TOOLS,
+  DELEGATE_TASK_DESCRIPTION_MAX_CHARS,
+  DELEGATE_TASK_TOOL_NAME,
+  MAX_TASK_IMAGES,
+  STALL_CHECK_INTERVAL_MS,
+  STALL_GRACE_MS,
+  STALL_IDLE_MS,
+  STALL_IN_TOOL_MS,
+} from './delegation/delegation-limits.js';
+export {
+  DELEGATION_ERROR_MESSAGES,
+  DELEGATION_NOTES,
+  missedSteerNote,
+} from './delegation/delegation-messages.js';
+export {
+  type AgentDelegationRail,
+  type CreateDelegationRailOptions,
+  createDelegationRail,
+  type RailDispatch,
+  type RailOrigin,
+  type RailRefusal,
+  type RailRequest,
+} from './delegation/delegation-rail.js';
+export {
+  ASYNC_DELEGATION_PREFIX,
+  COMPLETION_EXPLANATION,
+  completionHeader,
+  deriveResultOutcome,
+  type FormatAsyncDelegationOptions,
+  formatAsyncDelegation,
+  OUTCOME_ICONS,
+  type ResultOutcome,
+} from './delegation/format-async-delegation.js';
+export { type DelegationTask, normalizeTasks } from './delegation/normalize-tasks.js';
+export {
+  type ChildRuntime,
+  type DelegationRoutingConfig,
+  resolveChildRuntime,
+} from './delegation/resolve-child-runtime.js';
+export { completionLine, truncateSummary } from './delegation/run-batch.js';
+export {
+  type LiveSubagent,
+  type SubagentListing,
+  SubagentTracker,
+} from './delegation/subagent-tracker.js';
 export {
   AGENT_ERROR_MESSAGES,
   AgentError,
@@ -27,6 +127,9 @@ export {
   type RunInterruptedEvent,
   type RunStartedEvent,
   type SessionCompressedEvent,
+  type SubagentCompletedEvent,
+  type SubagentProgressEvent,
+  type SubagentStartedEvent,
   TERMINAL_EVENT_TYPES,
   type ToolCompletedEvent,
   type ToolFailedEvent,
@@ -37,10 +140,17 @@ export type {
   Agent,
   CreateAgentOptions,
   RunTurnOptions,
+  TurnControl,
+  TurnOrigin,
   TurnResult,
   TurnStatus,
 } from './loop/agent-types.js';
-export { createAgent, EMPTY_RESPONSE_SENTINEL, GRACE_CALL_NOTE } from './loop/create-agent.js';
+export {
+  createAgent,
+  EMPTY_RESPONSE_SENTINEL,
+  GRACE_CALL_NOTE,
+  steerNote,
+} from './loop/create-agent.js';
 export { planBatches } from './loop/run-tool-calls.js';
 export { loadMessages, rowsToMessages, rowToMessageInput } from './loop/transcript.js';
 export {
@@ -115,6 +225,8 @@ export {
   defineTool,
   executeTool,
   type Tool,
+  type ToolDefinition,
+  type ToolDefinitionContext,
   type ToolOutcome,
   type ToolSpec,
 } from './tools/define-tool.js';

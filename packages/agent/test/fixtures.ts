@@ -79,6 +79,7 @@ export async function toolContext(
     approve: async () => 'deny',
     secret: () => undefined,
     sessionState: new Map(),
+    origin: { sessionKey: 'session-under-test' },
     ...rest,
   };
 }

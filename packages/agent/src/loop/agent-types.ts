@@ -1,5 +1,6 @@
 import type { HermesConfig } from '@hermes/config';
 import type { CreateSessionInput, SessionRecord, SessionStore } from '@hermes/session-store';
+import type { AsyncDelegationRegistry } from '../delegation/async-registry.js';
 import type { AgentErrorCode } from '../errors.js';
 import type { AgentEvent } from '../events.js';
 import type { Usage } from '../model/chat-message.js';
@@ -48,6 +49,38 @@ export interface CreateAgentOptions {
   readonly maxRetries?: number;
   /** The agent that spawned this one (set by `createChild`). */
   readonly parent?: Agent;
+  /**
+   * A complete system prompt, used as is: no `SOUL.md`, working-directory line, context files or
+   * `systemPromptParts` are added (delegation builds its children's prompts itself).
+   */
+  readonly systemPrompt?: string;
+  /**
+   * The async delegation rail of this process (`createDelegationRegistry`): with one,
+   * `delegate_task` at depth 0 runs in the background and its completion re-enters the
+   * conversation later; without one (a one-shot run) it runs inline.
+   */
+  readonly delegations?: AsyncDelegationRegistry;
+  /**
+   * A finite single-query run (`hermes chat -q`): `delegation.oneshot_max_children` caps the
+   * subagents it may spawn.
+   */
+  readonly oneShot?: boolean;
+}
+
+/** Where a turn comes from, stamped on the completions of what it delegates. */
+export interface TurnOrigin {
+  /** The surface's route to this conversation (gateway chat key); default the session id. */
+  readonly sessionKey?: string | undefined;
+  /** The front-end session of a TUI or desktop client. */
+  readonly uiSessionId?: string | undefined;
+}
+
+/** Lets a caller steer or stop a running turn between model calls (delegation's `steer` / `stop`). */
+export interface TurnControl {
+  /** Text appended to the next tool result the turn stores (returns undefined when none). */
+  takeSteer?(): string | undefined;
+  /** Checked before each model call: true ends the turn as `interrupted` with what was said. */
+  shouldStop?(): boolean;
 }
 
 export interface RunTurnOptions {
@@ -63,6 +96,15 @@ export interface RunTurnOptions {
   readonly onEvent?: (event: AgentEvent) => void;
   /** Working directory for this turn (default the agent's). */
   readonly cwd?: string;
+  /**
+   * Called once `message` is stored, before the model is called, and awaited. Completion
+   * delivery acknowledges its ledger row here, so the row settles only after the injected turn
+   * exists.
+   */
+  readonly onMessageStored?: (messageId: number) => void | Promise<void>;
+  /** Who is asking (stamped on delegated work); tools see it as `context.origin`. */
+  readonly origin?: TurnOrigin;
+  readonly control?: TurnControl;
 }
 
 export type TurnStatus = 'completed' | 'interrupted' | 'failed';
@@ -93,6 +135,8 @@ export interface Agent {
   readonly tools: readonly Tool[];
   /** The main route (resolved on first use; throws `AgentError` when config is incomplete). */
   route(): ModelRoute;
+  /** The fallback chain used with `route()` (resolved with it). */
+  fallbackRoutes(): readonly ModelRoute[];
   /** Runs one turn. Refusals before anything is stored (config, busy session) throw `AgentError`. */
   runTurn(options: RunTurnOptions): Promise<TurnResult>;
   /** A new agent inheriting this one's options, one level deeper, with `overrides` applied. */

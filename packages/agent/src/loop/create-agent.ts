@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { getHermesHome, getSecret } from '@hermes/config';
 import { TURN_LEASE_TTL_SECONDS } from '@hermes/session-store';
 import { compressSession } from '../compression/compress-session.js';
-import { estimateTokens } from '../compression/estimate-tokens.js';
+import { CHARS_PER_TOKEN, messageChars } from '../compression/estimate-tokens.js';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import type { AgentEvent } from '../events.js';
 import {
@@ -58,11 +58,14 @@ export function createAgent(options: CreateAgentOptions): Agent {
   );
   const tools = registry.list().filter((tool) => enabled.has(tool.name));
   const toolsByName = new Map(tools.map((tool) => [tool.name, tool]));
-  const toolSchemas: FunctionSchema[] = tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.jsonSchema,
-  }));
+  const toolSchemas: FunctionSchema[] = tools.map((tool) => {
+    const definition = tool.definition?.({ config, depth, platform });
+    return {
+      name: tool.name,
+      description: definition?.description ?? tool.description,
+      parameters: definition?.parameters ?? tool.jsonSchema,
+    };
+  });
   const sessionStates = new Map<string, Map<string, unknown>>();
   let routes:
     | { main: ModelRoute; fallbacks: readonly ModelRoute[]; warnings: string[] }
@@ -115,6 +118,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
     options,
     tools,
     route: () => resolveRoutes().main,
+    fallbackRoutes: () => resolveRoutes().fallbacks,
     listToolsets: () => listToolsets(config, platform, registry),
     createChild: (overrides = {}) =>
       createAgent({ ...options, depth: depth + 1, parent: agent, ...overrides }),
@@ -246,21 +250,32 @@ export function createAgent(options: CreateAgentOptions): Agent {
     const usedTools = new Set<string>();
 
     try {
-      const systemPrompt = await buildSystemPrompt({
-        home,
-        cwd: turnCwd,
-        ...(options.identity === undefined ? {} : { identity: options.identity }),
-        ...(options.systemPromptParts ? { parts: options.systemPromptParts } : {}),
-        ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
-      });
+      const systemPrompt =
+        options.systemPrompt ??
+        (await buildSystemPrompt({
+          home,
+          cwd: turnCwd,
+          ...(options.identity === undefined ? {} : { identity: options.identity }),
+          ...(options.systemPromptParts ? { parts: options.systemPromptParts } : {}),
+          ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
+        }));
       await store.setSessionSystemPrompt(sessionId, systemPrompt);
-      if (turnOptions.message !== undefined)
-        await store.appendMessage(sessionId, {
+      if (turnOptions.message !== undefined) {
+        const messageId = await store.appendMessage(sessionId, {
           role: 'user',
           content: turnOptions.message,
           ...(turnOptions.displayKind ? { displayKind: turnOptions.displayKind } : {}),
         });
+        await turnOptions.onMessageStored?.(messageId);
+      }
       let history = rowsToMessages(loadMessages(store, sessionId));
+      // The prompt-size estimate grows with the history instead of re-serialising it per call.
+      let historyChars = 0;
+      for (const message of history) historyChars += messageChars(message);
+      const remember = (message: ChatMessage) => {
+        history.push(message);
+        historyChars += messageChars(message);
+      };
       const client = createModelClient({
         routes: [main, ...input.fallbacks],
         maxRetries: options.maxRetries ?? config.agent.apiMaxRetries,
@@ -275,15 +290,26 @@ export function createAgent(options: CreateAgentOptions): Agent {
       // threshold, compressing again would only loop.
       let compressionTried = false;
       const contextLength = main.contextLength ?? DEFAULT_CONTEXT_LENGTH;
+      const systemChars = messageChars({ role: 'system', content: system });
+      let toolChars = 0;
+      for (const schema of toolSchemas) toolChars += JSON.stringify(schema).length;
+      // What the last model reply said, returned when a caller stops the turn between calls.
+      let lastContent = '';
+      const steered = new Map<string, string>();
+      const origin = {
+        sessionKey: turnOptions.origin?.sessionKey ?? turnOptions.sessionId,
+        uiSessionId: turnOptions.origin?.uiSessionId,
+      };
 
       for (;;) {
         if (signal.aborted) return await finish(interrupted(partial));
+        if (turnOptions.control?.shouldStop?.()) return await finish(interrupted(lastContent));
         const grace = iterations >= maxIterations;
         const offered = grace ? [] : toolSchemas;
         if (
           config.compression.enabled &&
           !compressionTried &&
-          estimateTokens([{ role: 'system', content: system }, ...history], offered) >
+          Math.ceil((systemChars + historyChars + (grace ? 0 : toolChars)) / CHARS_PER_TOKEN) >
             config.compression.threshold * contextLength
         ) {
           compressionTried = true;
@@ -301,6 +327,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
             input.onSessionChange(sessionId);
             await store.setSessionSystemPrompt(sessionId, systemPrompt);
             history = rowsToMessages(loadMessages(store, sessionId));
+            historyChars = 0;
+            for (const message of history) historyChars += messageChars(message);
             emit({
               type: 'session.compressed',
               fromSessionId: from,
@@ -372,7 +400,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
             finalResponse,
           });
         }
-        history.push({
+        lastContent = turn.content;
+        remember({
           role: 'assistant',
           content: turn.content === '' ? null : turn.content,
           tool_calls: toolCalls,
@@ -405,23 +434,30 @@ export function createAgent(options: CreateAgentOptions): Agent {
             approve: (request) => approveWith(request, call.function.name, sessionId, signal),
             secret,
             sessionState: state,
+            origin,
           }),
           persist: async ({ call, outcome }) => {
+            // A steer rides on the next tool result the turn stores (the model reads it there).
+            const steer = turnOptions.control?.takeSteer?.();
+            const content =
+              steer === undefined ? outcome.content : `${outcome.content}\n\n${steerNote(steer)}`;
+            if (steer !== undefined) steered.set(call.id, content);
             await store.appendMessage(sessionId, {
               role: 'tool',
-              content: outcome.content,
+              content,
               toolCallId: call.id,
               toolName: call.function.name,
             });
           },
         });
         for (const { call, outcome } of results)
-          history.push({
+          remember({
             role: 'tool',
             tool_call_id: call.id,
-            content: outcome.content,
+            content: steered.get(call.id) ?? outcome.content,
             tool_name: call.function.name,
           });
+        steered.clear();
         partial = '';
       }
     } catch (error) {
@@ -431,6 +467,11 @@ export function createAgent(options: CreateAgentOptions): Agent {
   }
 
   return agent;
+}
+
+/** How a steer appears inside a tool result. */
+export function steerNote(text: string): string {
+  return `[STEER — message from the agent that delegated this task]: ${text}`;
 }
 
 function interrupted(partial: string): Omit<TurnResult, 'runId' | 'sessionId' | 'usage'> {

@@ -1,3 +1,4 @@
+import { delegateTaskTool } from '../delegation/delegate-task-tool.js';
 import { patchTool } from './builtin/patch.js';
 import { readFileTool } from './builtin/read-file.js';
 import { searchFilesTool } from './builtin/search-files.js';
@@ -16,4 +17,5 @@ export const BUILTIN_TOOLS: readonly Tool[] = Object.freeze([
   terminalTool,
   skillViewTool,
   todoTool,
+  delegateTaskTool,
 ]);

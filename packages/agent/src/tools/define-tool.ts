@@ -1,3 +1,4 @@
+import type { HermesConfig } from '@hermes/config';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { TOOL_ERROR_MESSAGES } from '../errors.js';
@@ -17,6 +18,23 @@ export interface ToolSpec<TSchema extends v.GenericSchema> {
   readonly readOnly?: boolean;
   /** Returns a string (sent as is) or a JSON-serialisable value. Throwing reports `{"error": …}`. */
   run(args: v.InferOutput<TSchema>, context: ToolContext): unknown;
+  /**
+   * A definition that depends on the agent (its config, its depth), built each time an agent is
+   * created: replaces `description` and the JSON Schema made from `parameters`.
+   */
+  readonly definition?: (agent: ToolDefinitionContext) => ToolDefinition;
+}
+
+/** What a dynamic tool definition may look at. */
+export interface ToolDefinitionContext {
+  readonly config: HermesConfig;
+  readonly depth: number;
+  readonly platform: string;
+}
+
+export interface ToolDefinition {
+  readonly description: string;
+  readonly parameters: Readonly<Record<string, unknown>>;
 }
 
 export interface Tool {
@@ -28,6 +46,7 @@ export interface Tool {
   /** The JSON Schema sent to the model. */
   readonly jsonSchema: Readonly<Record<string, unknown>>;
   run(args: unknown, context: ToolContext): unknown;
+  readonly definition?: (agent: ToolDefinitionContext) => ToolDefinition;
 }
 
 /** The result of one call as the model will read it. */
@@ -53,6 +72,7 @@ export function defineTool<TSchema extends v.GenericSchema>(spec: ToolSpec<TSche
     parameters: spec.parameters,
     jsonSchema: Object.freeze(jsonSchema),
     run: spec.run as Tool['run'],
+    ...(spec.definition ? { definition: spec.definition } : {}),
   });
 }
 

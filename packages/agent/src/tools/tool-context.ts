@@ -1,7 +1,7 @@
 import type { HermesConfig } from '@hermes/config';
 import type { SessionStore } from '@hermes/session-store';
 import type { AgentEvent } from '../events.js';
-import type { Agent } from '../loop/agent-types.js';
+import type { Agent, TurnOrigin } from '../loop/agent-types.js';
 
 /** What a tool asks a person to allow (today: a dangerous terminal command). */
 export interface ApprovalRequest {
@@ -48,4 +48,6 @@ export interface ToolContext {
   secret(name: string): string | undefined;
   /** State that lives as long as the conversation in this agent (keyed by lineage root). */
   readonly sessionState: Map<string, unknown>;
+  /** Who the turn is for (`runTurn({ origin })`); `sessionKey` defaults to the session id. */
+  readonly origin: TurnOrigin;
 }

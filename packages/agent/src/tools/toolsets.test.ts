@@ -53,9 +53,17 @@ describe('toolsets', () => {
       reasonCode: 'disabled',
     });
     expect(listed.find((toolset) => toolset.name === 'delegation')).toMatchObject({
-      available: false,
-      reasonCode: 'not_configured',
-      tools: [],
+      available: true,
+      reasonCode: 'disabled',
+      tools: ['delegate_task'],
     });
+    const withoutDelegation = createToolRegistry(
+      BUILTIN_TOOLS.filter((tool) => tool.name !== 'delegate_task'),
+    );
+    expect(
+      listToolsets(config, 'api_server', withoutDelegation).find(
+        (toolset) => toolset.name === 'delegation',
+      ),
+    ).toMatchObject({ available: false, reasonCode: 'not_configured', tools: [] });
   });
 });

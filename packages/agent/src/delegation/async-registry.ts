@@ -1,0 +1,645 @@
+import { rm } from 'node:fs/promises';
+import { getHermesHome, getHomeScope, withHomeScope } from '@hermes/config';
+import {
+  currentProcessIdentity,
+  DELEGATION_CLAIM_LEASE_SECONDS,
+  DELEGATION_OWNER_EXITED_MESSAGE,
+  type DelegationRecovery,
+  isProcessAlive,
+  LIVE_DELEGATION_STATES,
+  type SessionStore,
+} from '@hermes/session-store';
+import { type BatchResult, batchStatus, type ChildResult } from './child-result.js';
+import {
+  type AsyncDelegationEvent,
+  type DelegationResultRecord,
+  type DelegationTaskRecord,
+  eventFromLedgerRow,
+} from './completion-event.js';
+import { CompletionQueue } from './completion-queue.js';
+import {
+  STALL_CHECK_INTERVAL_MS,
+  STALL_GRACE_MS,
+  STALL_IDLE_MS,
+  STALL_IN_TOOL_MS,
+} from './delegation-limits.js';
+import { DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
+import {
+  listCheckpointIds,
+  listClaimMarkers,
+  readPartialResults,
+  readTerminalCheckpoint,
+  removeCheckpoints,
+  writeTerminalCheckpoint,
+} from './ledger-files.js';
+import type { BatchEvent } from './run-batch.js';
+import { SubagentTracker } from './subagent-tracker.js';
+
+/** Where a delegation was asked from; stamped on its completion. */
+export interface DelegationOrigin {
+  readonly sessionKey?: string | null | undefined;
+  readonly originUiSessionId?: string | null | undefined;
+  readonly originSessionId?: string | null | undefined;
+  readonly parentSessionId?: string | null | undefined;
+}
+
+/** A unit's liveness, read by the stall monitor. */
+export interface AsyncUnitProgress {
+  readonly apiCalls: number;
+  readonly currentTool: string | undefined;
+  /** Monotonic ms of the last event of any child (deltas count). */
+  readonly lastActivityMs: number;
+  readonly inTool: boolean;
+}
+
+/** One background unit (a whole `delegate_task` call, or one group of it). */
+export interface AsyncUnit {
+  readonly delegationId: string;
+  /** Units of one call share one capacity slot. */
+  readonly slotKey: string;
+  readonly task: DelegationTaskRecord;
+  readonly origin: DelegationOrigin;
+  /** The cap that applies when the registry has none of its own. */
+  readonly maxConcurrent: number;
+  /** Runs the unit; `signal` is the unit's own (interrupts), never the parent turn's. */
+  run(signal: AbortSignal): Promise<BatchResult>;
+  progress?(): AsyncUnitProgress;
+  /** Results of the children that finished so far. */
+  partialResults?(): readonly ChildResult[];
+}
+
+export type DispatchOutcome =
+  | { readonly status: 'dispatched'; readonly delegationId: string }
+  | { readonly status: 'rejected'; readonly error: string; readonly capacity: boolean };
+
+/** What the registry reports as it works (for logs, front ends, tests and benchmarks). */
+export type DelegationLifecycleEvent =
+  | { readonly type: 'dispatched'; readonly delegationId: string }
+  | { readonly type: 'subagent'; readonly delegationId: string; readonly event: BatchEvent }
+  | { readonly type: 'checkpointed'; readonly delegationId: string; readonly status: string }
+  | { readonly type: 'recorded'; readonly delegationId: string; readonly owned: boolean }
+  | { readonly type: 'published'; readonly event: AsyncDelegationEvent }
+  | {
+      readonly type: 'stalling';
+      readonly delegationId: string;
+      readonly quietSeconds: number;
+      readonly phase: 'idle' | 'in_tool';
+    }
+  | { readonly type: 'stalled'; readonly delegationId: string }
+  | { readonly type: 'recovered'; readonly report: DelegationRecoveryReport }
+  | { readonly type: 'warning'; readonly message: string };
+
+export interface StallThresholds {
+  /** How often the monitor looks (default 30 s). */
+  readonly checkIntervalMs: number;
+  /** No progress for this long while idle → `stalling` + interrupt (default 450 s). */
+  readonly idleMs: number;
+  /** The same inside a tool call (default 1200 s). */
+  readonly inToolMs: number;
+  /** After the interrupt, this long to return before it is finalised `stalled` (default 120 s). */
+  readonly graceMs: number;
+}
+
+export interface AsyncDelegationRegistryOptions {
+  readonly store: SessionStore;
+  /** Checkpoints and claim markers live here (default `getHermesHome()` now). */
+  readonly home?: string;
+  readonly queue?: CompletionQueue;
+  /** Concurrent units (default: each dispatch's `delegation.max_concurrent_children`). */
+  readonly maxConcurrent?: number;
+  readonly stall?: Partial<StallThresholds>;
+  readonly onEvent?: (event: DelegationLifecycleEvent) => void;
+}
+
+/** A running unit as `list()` shows it. */
+export interface AsyncDelegationListing {
+  readonly delegation_id: string;
+  readonly goal: string;
+  readonly status: string;
+  readonly session_key: string | null;
+  readonly running_seconds: number;
+  readonly seconds_since_progress: number | null;
+  readonly in_tool: boolean;
+  readonly children_activity: { readonly api_calls: number; readonly current_tool: string | null };
+}
+
+export interface DelegationRecoveryReport extends Omit<DelegationRecovery, 'restored'> {
+  /** Completions re-enqueued (restored from the ledger). */
+  readonly restored: string[];
+  /** Terminal results recovered from checkpoints of processes that died before the ledger write. */
+  readonly checkpointed: string[];
+  /** Delivery claims of dead processes given back. */
+  readonly releasedClaims: string[];
+}
+
+interface UnitRecord {
+  readonly unit: AsyncUnit;
+  readonly controller: AbortController;
+  status: string;
+  readonly dispatchedAt: number;
+  readonly startedMs: number;
+  lastToken: string;
+  lastProgressMs: number;
+  stallingSinceMs: number | undefined;
+  stall: { quietSeconds: number; thresholdSeconds: number; phase: 'idle' | 'in_tool' } | undefined;
+  finalized: boolean;
+}
+
+const LIVE: readonly string[] = LIVE_DELEGATION_STATES;
+
+const sleep = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+/**
+ * The async delegation registry of one profile's store: it runs background units, holds the
+ * capacity, writes the durable ledger (row before the child starts; terminal result
+ * checkpointed, then recorded, then published), watches for stalls, and restores owed
+ * completions after a restart. Create one per store and process; `close()` on shutdown.
+ */
+export class AsyncDelegationRegistry {
+  readonly store: SessionStore;
+  readonly home: string;
+  readonly queue: CompletionQueue;
+  /** The live subagents of this registry's delegations (`list` / `steer` / `stop`). */
+  readonly subagents = new SubagentTracker();
+  readonly #records = new Map<string, UnitRecord>();
+  readonly #delivering = new Set<string>();
+  readonly #options: AsyncDelegationRegistryOptions;
+  readonly #stall: StallThresholds;
+  #monitor: NodeJS.Timeout | undefined;
+  #paused = false;
+  #closed = false;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(options: AsyncDelegationRegistryOptions) {
+    this.store = options.store;
+    this.home = options.home ?? getHermesHome();
+    this.queue = options.queue ?? new CompletionQueue();
+    this.#options = options;
+    this.#stall = {
+      checkIntervalMs: options.stall?.checkIntervalMs ?? STALL_CHECK_INTERVAL_MS,
+      idleMs: options.stall?.idleMs ?? STALL_IDLE_MS,
+      inToolMs: options.stall?.inToolMs ?? STALL_IN_TOOL_MS,
+      graceMs: options.stall?.graceMs ?? STALL_GRACE_MS,
+    };
+  }
+
+  /** Spawning paused (the TUI's `p`, the `delegation.pause` RPC): new delegations are refused. */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  setPaused(paused: boolean): void {
+    this.#paused = paused;
+  }
+
+  /** Units running now. */
+  get running(): number {
+    return this.#records.size;
+  }
+
+  #emit(event: DelegationLifecycleEvent): void {
+    try {
+      this.#options.onEvent?.(event);
+    } catch {
+      // An observer must not break the rail.
+    }
+  }
+
+  /** Reports something a caller may want to know (batch events, warnings). */
+  report(event: DelegationLifecycleEvent): void {
+    this.#emit(event);
+  }
+
+  /**
+   * Starts a unit in the background. The capacity check and the slot reservation happen with
+   * no await between them; the ledger row is written before the unit runs. Rejections:
+   * capacity (`Async delegation capacity reached …`), shutting down, or a ledger write failure.
+   */
+  async dispatch(unit: AsyncUnit): Promise<DispatchOutcome> {
+    // The caller's home and secrets, captured before any hand-off.
+    const scope = getHomeScope();
+    if (this.#closed)
+      return { status: 'rejected', error: 'the delegation rail is shutting down', capacity: false };
+    const slots = new Set([...this.#records.values()].map((record) => record.unit.slotKey));
+    const max = Math.max(1, this.#options.maxConcurrent ?? unit.maxConcurrent);
+    if (!slots.has(unit.slotKey) && slots.size >= max)
+      return { status: 'rejected', error: MESSAGES.capacity(slots.size), capacity: true };
+    const now = performance.now();
+    const record: UnitRecord = {
+      unit,
+      controller: new AbortController(),
+      status: 'running',
+      dispatchedAt: Date.now() / 1000,
+      startedMs: now,
+      lastToken: '',
+      lastProgressMs: now,
+      stallingSinceMs: undefined,
+      stall: undefined,
+      finalized: false,
+    };
+    this.#records.set(unit.delegationId, record);
+    try {
+      await this.store.recordDelegationStart({
+        delegationId: unit.delegationId,
+        sessionKey: unit.origin.sessionKey ?? null,
+        originUiSessionId: unit.origin.originUiSessionId ?? null,
+        parentSessionId: unit.origin.parentSessionId ?? null,
+        task: unit.task,
+      });
+    } catch (error) {
+      this.#records.delete(unit.delegationId);
+      this.#settleIdle();
+      return {
+        status: 'rejected',
+        error: `the delegation could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
+        capacity: false,
+      };
+    }
+    this.#ensureMonitor();
+    const start = () =>
+      this.#runUnit(record).catch((error: unknown) =>
+        this.#emit({
+          type: 'warning',
+          message: `delegation ${unit.delegationId}: ${String(error)}`,
+        }),
+      );
+    void (scope ? withHomeScope(scope, start) : start());
+    this.#emit({ type: 'dispatched', delegationId: unit.delegationId });
+    return { status: 'dispatched', delegationId: unit.delegationId };
+  }
+
+  async #runUnit(record: UnitRecord): Promise<void> {
+    const { unit } = record;
+    let outcome: DelegationResultRecord;
+    try {
+      const batch = await unit.run(record.controller.signal);
+      const status = batchStatus(batch.results);
+      outcome = {
+        status,
+        results: batch.results,
+        error:
+          status === 'error'
+            ? (batch.results.find((entry) => entry.error)?.error ?? 'no subagent completed')
+            : null,
+        total_duration_seconds: batch.total_duration_seconds,
+      };
+    } catch (error) {
+      outcome = {
+        status: 'error',
+        results: [...(unit.partialResults?.() ?? [])],
+        error: error instanceof Error ? error.message : String(error),
+        total_duration_seconds: Math.round((performance.now() - record.startedMs) / 10) / 100,
+      };
+    }
+    await this.#finalize(record, outcome);
+  }
+
+  /** Records a unit's terminal result once: checkpoint file, ledger (CAS on owner), queue. */
+  async #finalize(record: UnitRecord, outcome: DelegationResultRecord): Promise<void> {
+    if (record.finalized) return;
+    record.finalized = true;
+    record.status = 'finalizing';
+    const { delegationId } = record.unit;
+    const error = outcome.error ?? null;
+    try {
+      try {
+        await writeTerminalCheckpoint(this.home, {
+          delegation_id: delegationId,
+          owner: currentProcessIdentity(),
+          status: outcome.status,
+          result: outcome,
+          error,
+        });
+        this.#emit({ type: 'checkpointed', delegationId, status: outcome.status });
+      } catch (failure) {
+        this.#emit({
+          type: 'warning',
+          message: `delegation ${delegationId}: terminal checkpoint not written (${(failure as Error).message})`,
+        });
+      }
+      let owned: boolean | undefined;
+      for (let attempt = 0; owned === undefined; attempt += 1) {
+        try {
+          owned = await this.store.recordDelegationTerminal({
+            delegationId,
+            status: outcome.status,
+            result: outcome,
+            error,
+          });
+        } catch (failure) {
+          this.#emit({
+            type: 'warning',
+            message: `delegation ${delegationId}: terminal result not recorded yet (${(failure as Error).message})`,
+          });
+          // Closed store or a long outage: the checkpoint stays for the next start's recovery.
+          if (this.#closed || attempt >= 5) return;
+          await sleep(Math.min(5000, 250 * 2 ** attempt));
+        }
+      }
+      this.#emit({ type: 'recorded', delegationId, owned });
+      if (owned) {
+        const event: AsyncDelegationEvent = {
+          type: 'async_delegation',
+          delegation_id: delegationId,
+          session_key: record.unit.origin.sessionKey ?? null,
+          origin_ui_session_id: record.unit.origin.originUiSessionId ?? null,
+          origin_session_id: record.unit.origin.originSessionId ?? null,
+          parent_session_id: record.unit.origin.parentSessionId ?? null,
+          goal: record.unit.task.goal,
+          goals: record.unit.task.goals,
+          context: record.unit.task.context,
+          toolsets: record.unit.task.toolsets,
+          role: record.unit.task.role,
+          model: record.unit.task.model,
+          status: outcome.status,
+          dispatched_at: record.dispatchedAt,
+          completed_at: Date.now() / 1000,
+          is_batch: true,
+          results: outcome.results ?? [],
+          error,
+          total_duration_seconds: outcome.total_duration_seconds ?? 0,
+          ...(record.unit.task.group ? { group: record.unit.task.group } : {}),
+          ...(outcome.status === 'stalled' && record.stall
+            ? {
+                stalled_after_quiet_seconds: record.stall.quietSeconds,
+                stall_threshold_seconds: record.stall.thresholdSeconds,
+                stall_phase: record.stall.phase,
+                stall_grace_seconds: Math.round(this.#stall.graceMs / 1000),
+              }
+            : {}),
+        };
+        this.queue.push(event);
+        this.#emit({ type: 'published', event });
+      }
+      await removeCheckpoints(this.home, delegationId);
+    } finally {
+      this.#records.delete(delegationId);
+      this.#settleIdle();
+    }
+  }
+
+  #ensureMonitor(): void {
+    if (this.#monitor) return;
+    this.#monitor = setInterval(() => this.checkStalls(), this.#stall.checkIntervalMs);
+    this.#monitor.unref();
+  }
+
+  #settleIdle(): void {
+    if (this.#records.size > 0) return;
+    if (this.#monitor) clearInterval(this.#monitor);
+    this.#monitor = undefined;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /**
+   * One pass of the stall monitor (runs on its own timer; callable for tests). A unit whose
+   * progress (API calls, current tool, last activity) has not moved for the idle or in-tool
+   * threshold becomes `stalling` and is interrupted; one that has not returned a grace period
+   * later is finalised `stalled` with its metadata. Streaming work moves the token and never
+   * stalls; a unit that returns in the grace period keeps its own result.
+   */
+  checkStalls(nowMs = performance.now()): void {
+    for (const record of this.#records.values()) {
+      if (record.finalized || !record.unit.progress) continue;
+      const progress = record.unit.progress();
+      const token = `${progress.apiCalls}|${progress.currentTool ?? ''}|${progress.lastActivityMs}`;
+      if (token !== record.lastToken) {
+        record.lastToken = token;
+        record.lastProgressMs = Math.max(record.lastProgressMs, progress.lastActivityMs);
+      }
+      const quietMs = nowMs - record.lastProgressMs;
+      const phase = progress.inTool ? 'in_tool' : 'idle';
+      const thresholdMs = progress.inTool ? this.#stall.inToolMs : this.#stall.idleMs;
+      if (record.status === 'running' && quietMs >= thresholdMs) {
+        record.status = 'stalling';
+        record.stallingSinceMs = nowMs;
+        record.stall = {
+          quietSeconds: Math.round(quietMs / 1000),
+          thresholdSeconds: Math.round(thresholdMs / 1000),
+          phase,
+        };
+        this.#emit({
+          type: 'stalling',
+          delegationId: record.unit.delegationId,
+          quietSeconds: record.stall.quietSeconds,
+          phase,
+        });
+        record.controller.abort('stalled');
+      } else if (
+        record.status === 'stalling' &&
+        record.stallingSinceMs !== undefined &&
+        nowMs - record.stallingSinceMs >= this.#stall.graceMs
+      ) {
+        const stall = record.stall ?? { quietSeconds: 0, thresholdSeconds: 0, phase };
+        this.#emit({ type: 'stalled', delegationId: record.unit.delegationId });
+        void this.#finalize(record, {
+          status: 'stalled',
+          results: [...(record.unit.partialResults?.() ?? [])],
+          error: MESSAGES.stalled(record.unit.delegationId, stall.quietSeconds, stall.phase),
+          total_duration_seconds: Math.round((nowMs - record.startedMs) / 10) / 100,
+          stalled_after_quiet_seconds: stall.quietSeconds,
+          stall_threshold_seconds: stall.thresholdSeconds,
+          stall_phase: stall.phase,
+          stall_grace_seconds: Math.round(this.#stall.graceMs / 1000),
+        });
+      }
+    }
+  }
+
+  /** Running units, optionally of one conversation (by session key or origin session). */
+  list(filter: { sessionKey?: string; originSessionId?: string } = {}): AsyncDelegationListing[] {
+    const nowMs = performance.now();
+    return [...this.#records.values()]
+      .filter((record) => matchesOrigin(record.unit.origin, filter))
+      .map((record) => {
+        const progress = record.unit.progress?.();
+        return {
+          delegation_id: record.unit.delegationId,
+          goal: record.unit.task.goal,
+          status: record.status,
+          session_key: record.unit.origin.sessionKey ?? null,
+          running_seconds: Math.round((nowMs - record.startedMs) / 100) / 10,
+          seconds_since_progress: progress
+            ? Math.round((nowMs - Math.max(record.lastProgressMs, progress.lastActivityMs)) / 100) /
+              10
+            : null,
+          in_tool: progress?.inTool ?? false,
+          children_activity: {
+            api_calls: progress?.apiCalls ?? 0,
+            current_tool: progress?.currentTool ?? null,
+          },
+        };
+      });
+  }
+
+  /** Interrupts every running unit (`/stop`, shutdown). Each still publishes its completion. */
+  interruptAll(reason = 'interrupted'): number {
+    let count = 0;
+    for (const record of this.#records.values()) {
+      if (record.finalized || record.controller.signal.aborted) continue;
+      record.controller.abort(reason);
+      count += 1;
+    }
+    return count;
+  }
+
+  /** Interrupts the units of one conversation (session close or reset). */
+  interruptForSession(
+    filter: { sessionKey?: string; originSessionId?: string },
+    reason = 'interrupted',
+  ): number {
+    if (filter.sessionKey === undefined && filter.originSessionId === undefined) return 0;
+    let count = 0;
+    for (const record of this.#records.values()) {
+      if (record.finalized || record.controller.signal.aborted) continue;
+      if (!matchesOrigin(record.unit.origin, filter)) continue;
+      record.controller.abort(reason);
+      count += 1;
+    }
+    return count;
+  }
+
+  /** Resolves once no unit is running. */
+  idle(): Promise<void> {
+    if (this.#records.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** @internal Completion delivery marks what it is delivering so recovery does not re-enqueue it. */
+  markDelivering(delegationId: string, delivering: boolean): void {
+    if (delivering) this.#delivering.add(delegationId);
+    else this.#delivering.delete(delegationId);
+  }
+
+  /**
+   * Startup recovery (idempotent; call it again to pick up completions other processes owe):
+   * gives back delivery claims held by dead processes, records terminal results that dead
+   * owners had checkpointed but not stored, lets the store stamp the remaining dead owners'
+   * rows `unknown` (with the partial per-child results they checkpointed), and re-enqueues
+   * every owed completion with `restored: true`.
+   */
+  async recover(): Promise<DelegationRecoveryReport> {
+    const releasedClaims = await this.#releaseDeadClaims();
+    const checkpointed = await this.#applyDeadCheckpoints();
+    const recovery = await this.store.recoverDelegations();
+    await this.store.pruneDelegations().catch(() => 0);
+    const restored: string[] = [];
+    for (const row of recovery.restored) {
+      const id = row.delegationId;
+      if (this.#records.has(id) || this.#delivering.has(id) || this.queue.has(id)) continue;
+      this.queue.push({ ...eventFromLedgerRow(row), restored: true });
+      restored.push(id);
+    }
+    const report: DelegationRecoveryReport = {
+      orphaned: recovery.orphaned,
+      dropped: recovery.dropped,
+      restored,
+      checkpointed,
+      releasedClaims,
+    };
+    this.#emit({ type: 'recovered', report });
+    return report;
+  }
+
+  async #releaseDeadClaims(): Promise<string[]> {
+    const released: string[] = [];
+    const self = currentProcessIdentity();
+    for (const marker of await listClaimMarkers(this.home)) {
+      if (marker.pid === self.pid) continue;
+      if (isProcessAlive({ pid: marker.pid, startTicks: marker.startTicks })) continue;
+      const row = this.store.getDelegation(marker.delegationId);
+      if (row?.deliveryState === 'claimed' && row.claimExpiresAt !== null) {
+        const claimedAt = row.claimExpiresAt - DELEGATION_CLAIM_LEASE_SECONDS;
+        // Only the claim this marker announced: made just after it was written. A later claim
+        // (after that lease expired) belongs to someone else.
+        if (claimedAt >= marker.writtenAt - 1 && claimedAt <= marker.writtenAt + 60) {
+          if (await this.store.releaseDelegationDelivery(marker.delegationId))
+            released.push(marker.delegationId);
+        }
+      }
+      await rm(marker.file, { force: true }).catch(() => {});
+    }
+    return released;
+  }
+
+  async #applyDeadCheckpoints(): Promise<string[]> {
+    const applied: string[] = [];
+    for (const id of await listCheckpointIds(this.home)) {
+      if (this.#records.has(id)) continue;
+      const row = this.store.getDelegation(id);
+      if (!row || !LIVE.includes(row.state)) {
+        await removeCheckpoints(this.home, id);
+        continue;
+      }
+      const owner = { pid: row.ownerPid, startTicks: row.ownerStartedAt };
+      if (isProcessAlive(owner)) continue;
+      const terminal = await readTerminalCheckpoint(this.home, id);
+      let recorded = false;
+      if (terminal) {
+        recorded = await this.store.recordDelegationTerminal({
+          delegationId: id,
+          status: terminal.status,
+          result: terminal.result,
+          error: terminal.error,
+          owner,
+        });
+      } else {
+        const partial = await readPartialResults(this.home, id);
+        if (partial.length > 0)
+          recorded = await this.store.recordDelegationTerminal({
+            delegationId: id,
+            status: 'unknown',
+            result: {
+              status: 'unknown',
+              results: partial,
+              error: DELEGATION_OWNER_EXITED_MESSAGE,
+            } satisfies DelegationResultRecord,
+            error: DELEGATION_OWNER_EXITED_MESSAGE,
+            owner,
+          });
+      }
+      if (recorded) applied.push(id);
+      await removeCheckpoints(this.home, id);
+    }
+    return applied;
+  }
+
+  /**
+   * Shutdown: interrupts every unit, waits up to `timeoutMs` for them to publish (interrupted
+   * children still report), then stops the monitor. Units still running stay `running` in the
+   * ledger and are recovered as `unknown` by the next start.
+   */
+  async close(timeoutMs = 5000): Promise<void> {
+    this.interruptAll('shutdown');
+    if (this.#records.size > 0) await Promise.race([this.idle(), sleep(timeoutMs)]);
+    this.#closed = true;
+    if (this.#monitor) clearInterval(this.#monitor);
+    this.#monitor = undefined;
+  }
+}
+
+function matchesOrigin(
+  origin: DelegationOrigin,
+  filter: { sessionKey?: string; originSessionId?: string },
+): boolean {
+  if (filter.sessionKey !== undefined && origin.sessionKey !== filter.sessionKey) return false;
+  if (
+    filter.originSessionId !== undefined &&
+    origin.originSessionId !== filter.originSessionId &&
+    origin.parentSessionId !== filter.originSessionId
+  )
+    return false;
+  return true;
+}
+
+/** Creates the registry of one store (see `AsyncDelegationRegistry`). */
+export function createDelegationRegistry(
+  options: AsyncDelegationRegistryOptions,
+): AsyncDelegationRegistry {
+  return new AsyncDelegationRegistry(options);
+}

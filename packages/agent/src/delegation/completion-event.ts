@@ -1,0 +1,162 @@
+import type { AsyncDelegationRecord } from '@hermes/session-store';
+import { type ChildResult, placeholderResult } from './child-result.js';
+
+/**
+ * A finished background delegation, as it travels on the `CompletionQueue` and is stamped with
+ * the routing identity captured when it was dispatched. Batch-shaped even for one task. Field
+ * names are the reference's (snake_case), because surfaces and logs exchange them as JSON.
+ */
+export interface AsyncDelegationEvent {
+  readonly type: 'async_delegation';
+  readonly delegation_id: string;
+  /** The chat route (gateway) or, by default, the delegating session's id. */
+  readonly session_key: string | null;
+  /** The front-end session (TUI, desktop) that asked, when one did. */
+  readonly origin_ui_session_id: string | null;
+  /** The session (state.db) the delegation was asked from. */
+  readonly origin_session_id: string | null;
+  /** The delegating agent's session. */
+  readonly parent_session_id: string | null;
+  readonly goal: string;
+  readonly goals: readonly string[];
+  readonly context: string;
+  readonly toolsets: readonly string[];
+  readonly role: string;
+  readonly model: string;
+  /** `completed` (some child completed), `error` (none did), `stalled`, `unknown`, … */
+  readonly status: string;
+  /** Epoch seconds. */
+  readonly dispatched_at: number;
+  readonly completed_at: number;
+  readonly is_batch: boolean;
+  readonly results: readonly ChildResult[];
+  readonly error: string | null;
+  readonly total_duration_seconds: number;
+  readonly group?: string;
+  /** Re-enqueued from the ledger after a restart. */
+  readonly restored?: boolean;
+  readonly stalled_after_quiet_seconds?: number;
+  readonly stall_threshold_seconds?: number;
+  readonly stall_phase?: 'idle' | 'in_tool';
+  readonly stall_grace_seconds?: number;
+}
+
+/** What the ledger's `task_json` holds: everything a completion needs besides its result. */
+export interface DelegationTaskRecord {
+  readonly goal: string;
+  readonly goals: readonly string[];
+  readonly context: string;
+  readonly toolsets: readonly string[];
+  readonly role: string;
+  readonly model: string;
+  readonly origin_session_id: string | null;
+  readonly task_indexes: readonly number[];
+  readonly subagent_ids: readonly string[];
+  readonly group?: string;
+}
+
+/** What the ledger's `result_json` holds. */
+export interface DelegationResultRecord {
+  readonly status: string;
+  readonly results?: readonly ChildResult[];
+  readonly error?: string | null;
+  readonly total_duration_seconds?: number;
+  readonly stalled_after_quiet_seconds?: number;
+  readonly stall_threshold_seconds?: number;
+  readonly stall_phase?: 'idle' | 'in_tool';
+  readonly stall_grace_seconds?: number;
+}
+
+/** The label of a unit: its goal, or `<n> parallel subagents: <goal[:40]>; …`. */
+export function unitGoal(goals: readonly string[]): string {
+  if (goals.length === 1) return goals[0] ?? '';
+  return `${goals.length} parallel subagents: ${goals.map((goal) => goal.slice(0, 40)).join('; ')}`;
+}
+
+function parseObject(text: string | null): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((entry): entry is string => typeof entry === 'string')
+    : [];
+}
+
+/**
+ * Rebuilds a completion from its ledger row (restored after a restart). A row recovered as
+ * `unknown` without per-child results gets one `unknown` entry per task, so nothing the
+ * delegating agent asked for goes unmentioned.
+ */
+export function eventFromLedgerRow(row: AsyncDelegationRecord): AsyncDelegationEvent {
+  const task = parseObject(row.taskJson);
+  const result = parseObject(row.resultJson);
+  const goals = strings(task.goals);
+  const subagentIds = strings(task.subagent_ids);
+  const indexes = Array.isArray(task.task_indexes)
+    ? task.task_indexes.filter((entry): entry is number => typeof entry === 'number')
+    : goals.map((_, index) => index);
+  const model = typeof task.model === 'string' ? task.model : '';
+  const status = typeof result.status === 'string' ? result.status : row.state;
+  const error =
+    typeof result.error === 'string' ? result.error : row.error === null ? null : row.error;
+  let results = Array.isArray(result.results) ? (result.results as ChildResult[]) : [];
+  if (results.length < goals.length) {
+    const have = new Set(results.map((entry) => entry.task_index));
+    const missing = goals
+      .map((goal, position) => ({ goal, position, index: indexes[position] ?? position }))
+      .filter(({ index }) => !have.has(index))
+      .map(({ goal, position, index }) =>
+        placeholderResult({
+          taskIndex: index,
+          subagentId: subagentIds[position] ?? `sa-${index}`,
+          goal,
+          model,
+          status: status === 'unknown' ? 'unknown' : 'error',
+          error: error ?? 'no result was recorded for this subagent',
+        }),
+      );
+    results = [...results, ...missing].sort((left, right) => left.task_index - right.task_index);
+  }
+  const stall: Partial<AsyncDelegationEvent> = {};
+  for (const key of [
+    'stalled_after_quiet_seconds',
+    'stall_threshold_seconds',
+    'stall_grace_seconds',
+  ] as const)
+    if (typeof result[key] === 'number') Object.assign(stall, { [key]: result[key] });
+  if (result.stall_phase === 'idle' || result.stall_phase === 'in_tool')
+    Object.assign(stall, { stall_phase: result.stall_phase });
+  return {
+    type: 'async_delegation',
+    delegation_id: row.delegationId,
+    session_key: row.sessionKey,
+    origin_ui_session_id: row.originUiSessionId,
+    origin_session_id: typeof task.origin_session_id === 'string' ? task.origin_session_id : null,
+    parent_session_id: row.parentSessionId,
+    goal: typeof task.goal === 'string' ? task.goal : unitGoal(goals),
+    goals,
+    context: typeof task.context === 'string' ? task.context : '',
+    toolsets: strings(task.toolsets),
+    role: typeof task.role === 'string' ? task.role : 'leaf',
+    model,
+    status,
+    dispatched_at: row.dispatchedAt,
+    completed_at: row.completedAt ?? row.dispatchedAt,
+    is_batch: true,
+    results,
+    error,
+    total_duration_seconds:
+      typeof result.total_duration_seconds === 'number' ? result.total_duration_seconds : 0,
+    ...(typeof task.group === 'string' ? { group: task.group } : {}),
+    ...stall,
+  };
+}

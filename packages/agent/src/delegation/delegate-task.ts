@@ -1,0 +1,425 @@
+import { estimateTokens } from '../compression/estimate-tokens.js';
+import type { AgentEvent } from '../events.js';
+import type { Agent } from '../loop/agent-types.js';
+import { loadMessages, rowsToMessages } from '../loop/transcript.js';
+import { DEFAULT_CONTEXT_LENGTH } from '../model/provider-catalog.js';
+import type { AsyncDelegationRegistry, AsyncUnit, DelegationOrigin } from './async-registry.js';
+import { type BuiltChild, buildChildren, newDelegationId } from './build-children.js';
+import type { BatchResult, ChildResult } from './child-result.js';
+import { type DelegationTaskRecord, unitGoal } from './completion-event.js';
+import { DELEGATE_TASK_TOOL_NAME } from './delegation-limits.js';
+import { DELEGATION_NOTES, DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
+import { writePartialResults } from './ledger-files.js';
+import { normalizeTasks } from './normalize-tasks.js';
+import {
+  type DelegationRoutingConfig,
+  delegationRouting,
+  resolveChildRuntime,
+} from './resolve-child-runtime.js';
+import { type BatchEvent, runBatch } from './run-batch.js';
+import { processSubagents, type SubagentTracker } from './subagent-tracker.js';
+
+/** A per-call routing owner (`auxiliary.review`): route **and** fallback chain. */
+export interface DelegationCredentialsConfig {
+  readonly provider: string;
+  readonly model: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly apiMode: string;
+}
+
+export interface DelegateTaskOptions {
+  /** The delegating agent. */
+  readonly parent: Agent | null | undefined;
+  /** Run in the background (its completion re-enters the conversation later). Default false. */
+  readonly background?: boolean;
+  /**
+   * The routing owner for this call instead of the `delegation` section — never model-facing.
+   * `null`/absent: the `delegation` section decides (default: inherit the parent's route).
+   */
+  readonly credentialsCfg?: DelegationCredentialsConfig | null;
+  /** The chain `credentialsCfg` owns (`[]`: no fallback). Ignored without `credentialsCfg`. */
+  readonly fallbackProviders?: readonly unknown[];
+  /** The delegating session: children's sessions hang off it and `list`/`steer`/`stop` are scoped to it. */
+  readonly sessionId?: string;
+  /** Routing identity stamped on the completion (defaults: the session id). */
+  readonly origin?: DelegationOrigin;
+  /** Children's working directory (default the parent's). */
+  readonly cwd?: string;
+  /** The parent's turn: an inline batch stops when it aborts. Background units ignore it. */
+  readonly signal?: AbortSignal;
+  /** Receives `subagent.*` events of inline children (the parent turn's stream). */
+  readonly emit?: (event: AgentEvent) => void;
+  /** `runId` for those events. */
+  readonly runId?: string;
+}
+
+/** The JSON object `delegate_task` answers with; a refusal is exactly `{ error }`. */
+export type DelegateTaskResult = Readonly<Record<string, unknown>>;
+
+function root(agent: Agent): Agent {
+  let current = agent;
+  while (current.options.parent) current = current.options.parent;
+  return current;
+}
+
+const oneShotSpawned = new WeakMap<Agent, number>();
+
+function ownerKey(agent: Agent, sessionId: string | undefined): string {
+  if (!sessionId) return 'no-session';
+  return agent.store.getSession(sessionId)?.lineageRootId ?? sessionId;
+}
+
+/**
+ * `delegate_task` for model and non-model callers (§6.2–6.8). Validation runs in the reference's
+ * order and every refusal is `{ error }` with its exact text; nothing is started then. Children
+ * are built in the caller's async context. In the background (a registry on the parent, not a
+ * one-shot run) it returns `{ status: 'dispatched', … }` at once; otherwise, or at capacity, it
+ * runs the batch inline and returns `{ results, total_duration_seconds, note? }`.
+ */
+export async function delegateTask(
+  args: Readonly<Record<string, unknown>>,
+  options: DelegateTaskOptions,
+): Promise<DelegateTaskResult> {
+  const parent = options.parent;
+  if (!parent) return { error: MESSAGES.noParent };
+  const action = typeof args.action === 'string' ? args.action.trim().toLowerCase() : 'spawn';
+  const registry = parent.options.delegations;
+  const tracker: SubagentTracker = registry?.subagents ?? processSubagents;
+  const owner = ownerKey(parent, options.sessionId);
+  if (action === 'list' || action === 'steer' || action === 'stop')
+    return controlAction(action, args, { tracker, owner, registry, sessionId: options.sessionId });
+  if (action !== 'spawn' && action !== '')
+    return { error: MESSAGES.unknownAction(String(args.action)) };
+  if (!parent.tools.some((tool) => tool.name === DELEGATE_TASK_TOOL_NAME))
+    return { error: MESSAGES.notAvailable };
+  if (registry?.paused) return { error: MESSAGES.paused };
+  const delegation = parent.config.delegation;
+  if (parent.depth >= delegation.maxSpawnDepth)
+    return { error: MESSAGES.depthLimit(parent.depth, delegation.maxSpawnDepth) };
+  // A caller's max_iterations is ignored: delegation.max_iterations is authoritative.
+  const routing: DelegationRoutingConfig = options.credentialsCfg
+    ? {
+        ...options.credentialsCfg,
+        fallbackProviders: options.fallbackProviders ?? [],
+        where: 'auxiliary.review',
+      }
+    : delegationRouting(delegation);
+  const runtime = resolveChildRuntime(parent, routing);
+  if ('error' in runtime) return { error: runtime.error };
+  const normalized = normalizeTasks(args, delegation.maxConcurrentChildren);
+  if ('error' in normalized) return { error: normalized.error };
+  const { tasks } = normalized;
+  const top = root(parent);
+  if (top.options.oneShot && delegation.oneshotMaxChildren > 0) {
+    const spawned = oneShotSpawned.get(top) ?? 0;
+    if (spawned + tasks.length > delegation.oneshotMaxChildren)
+      return { error: MESSAGES.oneshotExhausted(spawned, delegation.oneshotMaxChildren) };
+    oneShotSpawned.set(top, spawned + tasks.length);
+  }
+
+  const sessionId = options.sessionId;
+  const origin: Required<{ [K in keyof DelegationOrigin]: string | null }> = {
+    sessionKey: options.origin?.sessionKey ?? sessionId ?? null,
+    originUiSessionId: options.origin?.originUiSessionId ?? null,
+    originSessionId: options.origin?.originSessionId ?? sessionId ?? null,
+    parentSessionId: options.origin?.parentSessionId ?? sessionId ?? null,
+  };
+  const cwd = options.cwd ?? parent.cwd;
+  const children = await buildChildren({
+    parent,
+    tasks,
+    runtime,
+    parentSessionId: origin.parentSessionId ?? undefined,
+    cwd,
+  });
+  const delegationId = newDelegationId();
+  const owners = [owner, ...ancestorOwners(parent, sessionId)];
+  const headroomTokens = await parentHeadroom(parent, sessionId, runtime.route.contextLength);
+  const batchOptions = {
+    maxConcurrent: delegation.maxConcurrentChildren,
+    tracker,
+    owners,
+    home: parent.home,
+    timeoutSeconds: delegation.childTimeoutSeconds,
+    maxSummaryChars: delegation.maxSummaryChars,
+    headroomTokens,
+  };
+  const emitInline = (event: BatchEvent) => {
+    if (!options.emit) return;
+    const base = { runId: options.runId ?? '', sessionId: sessionId ?? '' };
+    if (event.type === 'subagent.started')
+      options.emit({
+        ...base,
+        type: 'subagent.started',
+        delegationId,
+        subagentId: event.child.subagentId,
+        taskIndex: event.child.taskIndex,
+        taskCount: event.taskCount,
+        goal: event.child.task.goal,
+        model: event.child.model,
+      });
+    else if (event.type === 'subagent.progress')
+      options.emit({
+        ...base,
+        type: 'subagent.progress',
+        delegationId,
+        subagentId: event.child.subagentId,
+        text: event.text,
+      });
+    else if (event.type === 'subagent.completed')
+      options.emit({
+        ...base,
+        type: 'subagent.completed',
+        delegationId,
+        subagentId: event.child.subagentId,
+        taskIndex: event.child.taskIndex,
+        status: event.result.status,
+        line: event.line,
+      });
+  };
+  const runInline = async (note?: string) => {
+    const batch = await runBatch({
+      ...batchOptions,
+      delegationId,
+      children,
+      signal: options.signal,
+      onEvent: emitInline,
+    });
+    return {
+      delegation_id: delegationId,
+      mode: 'sync',
+      model: runtime.route.model,
+      results: batch.results,
+      total_duration_seconds: batch.total_duration_seconds,
+      ...(runtime.warnings.length > 0 ? { warnings: runtime.warnings } : {}),
+      ...(note ? { note } : {}),
+    };
+  };
+
+  if (!options.background) return runInline();
+  if (!registry || top.options.oneShot) return runInline(DELEGATION_NOTES.noAsync);
+
+  const units = splitUnits(children, delegation.independentCompletions, delegationId);
+  const dispatched: { delegation_id: string; group: string | null; task_indexes: number[] }[] = [];
+  const inlineResults: ChildResult[] = [];
+  for (const [position, unit] of units.entries()) {
+    const outcome = await registry.dispatch(
+      makeUnit({
+        unitId: unit.id,
+        slotKey: delegationId,
+        children: unit.children,
+        group: unit.group,
+        origin,
+        registry,
+        batchOptions,
+      }),
+    );
+    if (outcome.status === 'dispatched') {
+      dispatched.push({
+        delegation_id: unit.id,
+        group: unit.group ?? null,
+        task_indexes: unit.children.map((child) => child.taskIndex),
+      });
+      continue;
+    }
+    if (position === 0) {
+      if (!outcome.capacity) return { error: outcome.error };
+      return runInline(DELEGATION_NOTES.atCapacity(registry.running));
+    }
+    // A later unit that finds the pool full runs here, inline.
+    const batch = await runBatch({
+      ...batchOptions,
+      delegationId: unit.id,
+      children: unit.children,
+      signal: options.signal,
+      onEvent: emitInline,
+    });
+    inlineResults.push(...batch.results);
+  }
+  return {
+    status: 'dispatched',
+    mode: 'background',
+    count: children.length,
+    delegation_id: delegationId,
+    goals: children.map((child) => child.task.goal),
+    model: runtime.route.model,
+    note: DELEGATION_NOTES.dispatched(children.length),
+    ...(units.length > 1 ? { units: dispatched } : {}),
+    subagent_ids: children.map((child) => child.subagentId),
+    control_hint: DELEGATION_NOTES.controlHint,
+    ...(inlineResults.length > 0 ? { inline_results: inlineResults } : {}),
+    ...(runtime.warnings.length > 0 ? { warnings: runtime.warnings } : {}),
+  };
+}
+
+/**
+ * The lineage roots of the conversations above `sessionId` in a spawn tree (a subagent's session
+ * hangs off its parent's with `parent_edge: delegate`), so an orchestrator's own children are
+ * also in the tree of the conversation that spawned the orchestrator.
+ */
+function ancestorOwners(parent: Agent, sessionId: string | undefined): string[] {
+  const owners: string[] = [];
+  let current = sessionId ? parent.store.getSession(sessionId) : undefined;
+  for (let depth = 0; current && depth < 16; depth += 1) {
+    if (current.parentEdge !== 'delegate' || !current.parentSessionId) break;
+    const above = parent.store.getSession(current.parentSessionId);
+    if (!above) break;
+    owners.push(above.lineageRootId);
+    current = above;
+  }
+  return owners;
+}
+
+async function parentHeadroom(
+  parent: Agent,
+  sessionId: string | undefined,
+  childContextLength: number | undefined,
+): Promise<number | undefined> {
+  if (!sessionId || !parent.store.getSession(sessionId)) return undefined;
+  let contextLength = childContextLength ?? DEFAULT_CONTEXT_LENGTH;
+  try {
+    contextLength = parent.route().contextLength ?? contextLength;
+  } catch {
+    // The child's own window stands in.
+  }
+  const used = estimateTokens(rowsToMessages(loadMessages(parent.store, sessionId)));
+  return Math.max(0, contextLength - used);
+}
+
+interface PlannedUnit {
+  readonly id: string;
+  readonly group: string | undefined;
+  readonly children: BuiltChild[];
+}
+
+/** One unit per call; with independent completions, one per group and one per ungrouped task. */
+function splitUnits(
+  children: readonly BuiltChild[],
+  independent: boolean,
+  delegationId: string,
+): PlannedUnit[] {
+  if (!independent) return [{ id: delegationId, group: undefined, children: [...children] }];
+  const units: PlannedUnit[] = [];
+  const groups = new Map<string, BuiltChild[]>();
+  for (const child of children) {
+    const group = child.task.group;
+    if (group === undefined) {
+      units.push({ id: '', group: undefined, children: [child] });
+      continue;
+    }
+    let members = groups.get(group);
+    if (!members) {
+      members = [];
+      groups.set(group, members);
+      units.push({ id: '', group, children: members });
+    }
+    members.push(child);
+  }
+  return units.map((unit, index) => ({ ...unit, id: `${delegationId}-${index + 1}` }));
+}
+
+function makeUnit(input: {
+  unitId: string;
+  slotKey: string;
+  children: BuiltChild[];
+  group: string | undefined;
+  origin: DelegationOrigin;
+  registry: AsyncDelegationRegistry;
+  batchOptions: Omit<Parameters<typeof runBatch>[0], 'delegationId' | 'children'>;
+}): AsyncUnit {
+  const { unitId, children, registry } = input;
+  const goals = children.map((child) => child.task.goal);
+  const first = children[0] as BuiltChild;
+  const task: DelegationTaskRecord = {
+    goal: unitGoal(goals),
+    goals,
+    context: children.length === 1 ? first.task.context : joinContexts(children),
+    toolsets: first.toolsets,
+    role: first.role,
+    model: first.model,
+    origin_session_id: input.origin.originSessionId ?? null,
+    task_indexes: children.map((child) => child.taskIndex),
+    subagent_ids: children.map((child) => child.subagentId),
+    ...(input.group ? { group: input.group } : {}),
+  };
+  const finished: ChildResult[] = [];
+  return {
+    delegationId: unitId,
+    slotKey: input.slotKey,
+    task,
+    origin: input.origin,
+    maxConcurrent: input.batchOptions.maxConcurrent,
+    run: (signal): Promise<BatchResult> =>
+      runBatch({
+        ...input.batchOptions,
+        delegationId: unitId,
+        children,
+        signal,
+        onEvent: (event) => registry.report({ type: 'subagent', delegationId: unitId, event }),
+        onResult: async (result) => {
+          finished.push(result);
+          if (children.length > 1) await writePartialResults(registry.home, unitId, finished);
+        },
+      }).then((batch) => (input.group ? { ...batch, group: input.group } : batch)),
+    progress: () => {
+      const live = registry.subagents.forDelegation(unitId);
+      let apiCalls = 0;
+      let lastActivityMs = 0;
+      let currentTool: string | undefined;
+      for (const subagent of live) {
+        apiCalls += subagent.apiCalls;
+        lastActivityMs = Math.max(lastActivityMs, subagent.lastActivityMs);
+        currentTool ??= subagent.currentTool;
+      }
+      return { apiCalls, currentTool, lastActivityMs, inTool: currentTool !== undefined };
+    },
+    partialResults: () => finished,
+  };
+}
+
+function joinContexts(children: readonly BuiltChild[]): string {
+  return children
+    .map((child) => `[task ${child.taskIndex + 1}] ${child.task.context || '(none)'}`)
+    .join('\n');
+}
+
+function controlAction(
+  action: 'list' | 'steer' | 'stop',
+  args: Readonly<Record<string, unknown>>,
+  scope: {
+    tracker: SubagentTracker;
+    owner: string;
+    registry: AsyncDelegationRegistry | undefined;
+    sessionId: string | undefined;
+  },
+): DelegateTaskResult {
+  if (action === 'list') {
+    return {
+      action: 'list',
+      subagents: scope.tracker.list(scope.owner),
+      ...(scope.registry && scope.sessionId
+        ? { background: scope.registry.list({ originSessionId: scope.sessionId }) }
+        : {}),
+    };
+  }
+  const id = typeof args.subagent_id === 'string' ? args.subagent_id.trim() : '';
+  if (id === '') return { error: MESSAGES.subagentIdRequired(action) };
+  const subagent = scope.tracker.find(scope.owner, id);
+  if (!subagent) return { error: MESSAGES.subagentUnknown(id) };
+  if (action === 'stop') {
+    subagent.stopRequested = true;
+    return { action: 'stop', status: 'stopping', subagent_id: id };
+  }
+  const message = typeof args.message === 'string' ? args.message.trim() : '';
+  if (message === '') return { error: MESSAGES.steerMessageRequired };
+  if (subagent.status === 'finishing' || subagent.stopRequested)
+    return {
+      action: 'steer',
+      status: 'rejected',
+      subagent_id: id,
+      error: MESSAGES.steerNotAccepted(id),
+    };
+  subagent.steers.push(message);
+  return { action: 'steer', status: 'queued', subagent_id: id };
+}

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ArtifactStore, type ArtifactStoreOptions } from './artifact-store.js';
 import {
   DEFAULT_ARTIFACT_TTL_SECONDS,
@@ -165,7 +165,7 @@ describe('ArtifactStore.store', () => {
   });
 
   it('returns a receipt with the normalised type, sanitised name, checksum and TTL', async () => {
-    const { store, root } = await openStore({ wallNow: () => 1_700_000_000_000 });
+    const { store, root } = await openStore({ now: () => 1_700_000_000_000 });
     const receipt = await store.store({
       data: bytes,
       filename: ' ../shot\n.png ',
@@ -443,7 +443,7 @@ describe('ArtifactStore.validate and load', () => {
     }
   });
 
-  it('expires on the monotonic clock, discards the file, and then forgets the id', async () => {
+  it('expires on the store clock, discards the file, and then forgets the id', async () => {
     const clock = manualClock();
     const { store, root } = await openStore({ ttlSeconds: 5, now: clock.now });
     const receipt = await storeSample(store);
@@ -456,6 +456,23 @@ describe('ArtifactStore.validate and load', () => {
     expect(store.count()).toBe(0);
     await expect.poll(() => readdir(root)).toEqual([]);
     expect(() => store.validate(receipt.artifactId, scope)).toThrow(ArtifactNotFound);
+  });
+
+  it('judges expiry on the wall clock by default, at the expires_at its receipt shows', async () => {
+    // Only Date is faked: the store's default clock is the wall clock, as in the reference.
+    vi.useFakeTimers({ toFake: ['Date'], now: 1_700_000_000_000 });
+    try {
+      const { store } = await openStore({ ttlSeconds: 60 });
+      const receipt = await storeSample(store);
+      expect(receipt.createdAt).toBe(1_700_000_000);
+      expect(receipt.expiresAt).toBe(1_700_000_060);
+      vi.setSystemTime(receipt.expiresAt * 1000 - 1);
+      expect(store.validate(receipt.artifactId, scope).artifactId).toBe(receipt.artifactId);
+      vi.setSystemTime(receipt.expiresAt * 1000);
+      expect(() => store.validate(receipt.artifactId, scope)).toThrow(ArtifactExpired);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('prunes other expired entries when it misses an id', async () => {

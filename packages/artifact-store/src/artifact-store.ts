@@ -47,10 +47,12 @@ export interface ArtifactStoreOptions {
   readonly maxBytes?: number;
   /** Accepted content types (compared after normalisation). Default: the reference allowlist. */
   readonly allowedContentTypes?: Iterable<string>;
-  /** Monotonic clock in milliseconds for expiry. Default `performance.now()`. */
+  /**
+   * The store's clock, in milliseconds since the epoch (default `Date.now()`, the wall clock, as
+   * in the reference). Expiry is judged on it, so an artifact expires exactly at the
+   * `expires_at` its receipt shows.
+   */
   readonly now?: () => number;
-  /** Wall clock in milliseconds since the epoch, for display times only. Default `Date.now()`. */
-  readonly wallNow?: () => number;
   /**
    * Seconds a `loadStream` body waits for its consumer to take the next chunk before it fails
    * with `ArtifactDownloadStalled` and closes its descriptor; clamped to at least 1. Default 120.
@@ -99,7 +101,7 @@ export interface StreamedArtifact {
 
 interface Entry {
   readonly receipt: ArtifactReceipt;
-  /** Monotonic milliseconds at which the artifact expires. */
+  /** Milliseconds since the epoch (the store's clock) at which the artifact expires. */
   readonly deadline: number;
   readonly filePath: string;
 }
@@ -165,7 +167,6 @@ export class ArtifactStore {
   readonly downloadIdleTimeoutSeconds: number;
   readonly allowedContentTypes: ReadonlySet<string>;
   readonly #now: () => number;
-  readonly #wallNow: () => number;
   readonly #entries = new Map<string, Entry>();
   /** Ids minted for writes still in progress: not loadable yet, but never minted twice. */
   readonly #reserved = new Set<string>();
@@ -185,8 +186,7 @@ export class ArtifactStore {
         normalizeContentType(type),
       ).filter((type) => type !== ''),
     );
-    this.#now = options.now ?? (() => performance.now());
-    this.#wallNow = options.wallNow ?? (() => Date.now());
+    this.#now = options.now ?? (() => Date.now());
     this.downloadIdleTimeoutSeconds = clampNumber(
       options.downloadIdleTimeoutSeconds,
       DEFAULT_DOWNLOAD_IDLE_TIMEOUT_SECONDS,
@@ -363,7 +363,7 @@ export class ArtifactStore {
     const expiredFiles = this.#dropExpiredEntries();
     await Promise.all(expiredFiles.map((filePath) => removeQuietly(filePath)));
 
-    const staleBefore = this.#wallNow() - this.ttlSeconds * 1000;
+    const staleBefore = this.#now() - this.ttlSeconds * 1000;
     let names: string[];
     try {
       names = await readdir(this.root);
@@ -434,22 +434,24 @@ export class ArtifactStore {
       throw error;
     }
 
-    const wallSeconds = this.#wallNow() / 1000;
+    // One reading of the clock: the receipt's expires_at and the expiry decision are the same instant.
+    const createdAt = this.#now();
+    const deadline = createdAt + this.ttlSeconds * 1000;
     const receipt: ArtifactReceipt = {
       artifactId,
       sha256: written.sha256,
       sizeBytes: written.sizeBytes,
       contentType: details.contentType,
       filename: details.filename,
-      createdAt: wallSeconds,
-      expiresAt: wallSeconds + this.ttlSeconds,
+      createdAt: createdAt / 1000,
+      expiresAt: deadline / 1000,
       ttlSeconds: this.ttlSeconds,
       scopeKey: details.scopeKey,
     };
     this.#reserved.delete(artifactId);
     this.#entries.set(artifactId, {
       receipt,
-      deadline: this.#now() + this.ttlSeconds * 1000,
+      deadline,
       filePath,
     });
     return receipt;

@@ -63,5 +63,12 @@ export const ARTIFACT_FILENAME_HEADER = 'X-Artifact-Filename';
 export const ARTIFACT_SHA256_HEADER = 'X-Artifact-Sha256';
 export const ARTIFACT_ID_HEADER = 'X-Artifact-Id';
 
+/**
+ * The most an upload route reads of a body it refused before reading it (a bad key, a bad
+ * filename, a rate limit…) so that a client which writes its whole body before reading the answer
+ * still gets the status: the default artifact size limit. A larger body is answered without it.
+ */
+export const ARTIFACT_REFUSED_BODY_DRAIN_BYTES = DEFAULT_MAX_ARTIFACT_BYTES;
+
 /** Seconds a rate-limited client is told to wait (`Retry-After`). */
 export const ARTIFACT_RETRY_AFTER_SECONDS = 1;

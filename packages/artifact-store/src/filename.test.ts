@@ -18,4 +18,10 @@ describe('sanitizeArtifactFilename', () => {
     expect(Array.from(cleaned)).toHaveLength(MAX_ARTIFACT_FILENAME_LENGTH);
     expect(sanitizeArtifactFilename('😀'.repeat(200))).toBe('😀'.repeat(160));
   });
+
+  it('repairs lone surrogates, which no header or encoder can carry, and keeps real pairs', () => {
+    expect(sanitizeArtifactFilename('a\uD800b\uDC00c.png')).toBe('a\uFFFDb\uFFFDc.png');
+    expect(sanitizeArtifactFilename('\uD83D\uDE00.png')).toBe('😀.png');
+    expect(() => encodeURIComponent(sanitizeArtifactFilename('x\uDBFF'))).not.toThrow();
+  });
 });

@@ -8,9 +8,9 @@ export interface ArtifactReceipt {
   readonly contentType: string;
   /** Display name only; never used as a path. */
   readonly filename: string;
-  /** Wall-clock seconds since the epoch (display only). */
+  /** Seconds since the epoch, on the store's clock (the wall clock by default). */
   readonly createdAt: number;
-  /** Wall-clock seconds since the epoch (display only; expiry runs on the monotonic clock). */
+  /** Seconds since the epoch at which the artifact expires: `createdAt + ttlSeconds`. */
   readonly expiresAt: number;
   readonly ttlSeconds: number;
   /** The owner's scope key; never sent over the wire. */

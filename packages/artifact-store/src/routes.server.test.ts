@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readdir, readlink } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { type HttpBindings, serve } from '@hono/node-server';
@@ -38,6 +39,63 @@ async function descriptorsInto(folder: string): Promise<number> {
     }
   }
   return count;
+}
+
+/**
+ * An uploader that writes its whole request before it reads anything (as many HTTP clients do),
+ * pacing the body like a slow link. Resolves with the status line it then reads, or with what
+ * went wrong instead.
+ */
+function uploadThenRead(options: {
+  readonly port: number;
+  readonly headers: Record<string, string>;
+  readonly bodyBytes: number;
+}): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: options.port });
+    socket.pause();
+    let failure = '';
+    let closed = false;
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      failure ||= error.code ?? error.message;
+    });
+    socket.on('close', () => {
+      closed = true;
+    });
+    const head = Object.entries({ ...options.headers, 'content-length': String(options.bodyBytes) })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.write(`POST ${ARTIFACT_UPLOAD_PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    let sent = 0;
+    const read = () => {
+      let received = '';
+      const finish = () =>
+        resolve(
+          received.split('\r\n')[0] || `no status: ${failure || 'closed'} after ${sent} bytes`,
+        );
+      socket.on('data', (data: Buffer) => {
+        received += data.toString('latin1');
+        if (received.includes('\r\n')) {
+          socket.destroy();
+          finish();
+        }
+      });
+      if (closed) finish();
+      else socket.once('close', finish);
+      socket.resume();
+    };
+    const next = () => {
+      if (socket.destroyed || sent >= options.bodyBytes) {
+        read();
+        return;
+      }
+      sent += chunk.byteLength;
+      // About 3 MB/s: the body takes over a second, far longer than the answer.
+      socket.write(chunk, () => setTimeout(next, 20));
+    };
+    next();
+  });
 }
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -124,7 +182,7 @@ describe('artifact routes over a real listening server', () => {
     expect((await stores.get('default')).count()).toBe(0);
   });
 
-  it('answers 413 to an endless upload after reading only past the cap', async () => {
+  it('answers 413 to an endless upload after a bounded read past the cap', async () => {
     const maxBytes = 256 * 1024;
     const { port, stores } = await startServer(maxBytes);
     const chunk = Buffer.alloc(64 * 1024, 1);
@@ -177,6 +235,30 @@ describe('artifact routes over a real listening server', () => {
     expect(outcome.status).toBe(413);
     expect(JSON.parse(outcome.body)).toMatchObject({ error: { code: 'artifact_too_large' } });
     expect(sentBytes).toBeLessThan(256 * 1024 * 1024);
+    expect((await stores.get('default')).count()).toBe(0);
+  });
+
+  it('lets a client that writes its whole body before reading see an early refusal', async () => {
+    // Default settings: the default store limit and @hono/node-server's own handling of a body
+    // the handler did not read. The refusals come before the body is read; a 4 MiB body follows.
+    const { port, stores } = await startServer();
+    const bodyBytes = 4 * 1024 * 1024;
+    const badKey = uploadThenRead({
+      port,
+      headers: {
+        authorization: 'Bearer wrong-key',
+        'content-type': 'image/png',
+        [ARTIFACT_FILENAME_HEADER]: 'shot.png',
+      },
+      bodyBytes,
+    });
+    const noFilename = uploadThenRead({
+      port,
+      headers: { authorization: 'Bearer test-key', 'content-type': 'image/png' },
+      bodyBytes,
+    });
+    expect(await badKey).toBe('HTTP/1.1 401 Unauthorized');
+    expect(await noFilename).toBe('HTTP/1.1 400 Bad Request');
     expect((await stores.get('default')).count()).toBe(0);
   });
 

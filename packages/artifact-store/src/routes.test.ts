@@ -4,7 +4,7 @@ import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { ArtifactStoreOptions } from './artifact-store.js';
+import type { ArtifactStore, ArtifactStoreOptions } from './artifact-store.js';
 import {
   ARTIFACT_DOWNLOAD_PATH_PREFIX,
   ARTIFACT_FILENAME_HEADER,
@@ -14,8 +14,9 @@ import {
 } from './constants.js';
 import { ArtifactScopeMismatch } from './errors.js';
 import { ArtifactRateLimiter } from './rate-limiter.js';
-import type { ArtifactWireReceipt } from './receipt.js';
+import type { ArtifactReceipt, ArtifactWireReceipt } from './receipt.js';
 import { type ArtifactAuthentication, createArtifactRoutes } from './routes.js';
+import type { ArtifactScope } from './scope-key.js';
 import { ArtifactStoreCache } from './store-cache.js';
 
 const KEYS: Record<string, string> = {
@@ -201,6 +202,15 @@ describe('artifact routes: upload', () => {
         message: 'X-Artifact-Filename is required',
       });
     }
+  });
+
+  it('accepts a filename of any length and keeps its first 160 characters, as the reference does', async () => {
+    const { upload } = await harness();
+    const long = `${'n'.repeat(2_000)}.png`;
+    const response = await upload({ filename: long });
+    expect(response.status).toBe(201);
+    const receipt = (await response.json()) as ArtifactWireReceipt;
+    expect(receipt.filename).toBe('n'.repeat(160));
   });
 
   it('answers 400 for an empty body', async () => {
@@ -432,7 +442,7 @@ describe('artifact routes: download', () => {
     expect(dotted.status).toBe(404);
   });
 
-  it('answers 410 artifact_expired after the TTL on the monotonic clock', async () => {
+  it('answers 410 artifact_expired after the TTL on the store clock', async () => {
     let now = 0;
     const { upload, download } = await harness({ storeOptions: { ttlSeconds: 5, now: () => now } });
     const receipt = (await (await upload()).json()) as ArtifactWireReceipt;
@@ -477,6 +487,66 @@ describe('artifact routes: download', () => {
     const limited = await download('a'.repeat(32));
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('1');
+  });
+});
+
+describe('artifact routes: download of a name that is not well-formed', () => {
+  it('serves a stored name with a lone surrogate (repaired to U+FFFD) exactly once', async () => {
+    const { cache, download } = await harness();
+    const store = await cache.get('default');
+    const receipt = await store.store({
+      data: png,
+      filename: 'shot\uD800.png',
+      contentType: 'image/png',
+      scope: { principalId: 'principal:default:alice', transportFamily: 'local-api' },
+    });
+    expect(receipt.filename).toBe('shot\uFFFD.png');
+    const response = await download(receipt.artifactId);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="shot_.png"; filename*=UTF-8''shot%EF%BF%BD.png`,
+    );
+    expect(Buffer.from(await response.arrayBuffer()).equals(png)).toBe(true);
+    expect((await download(receipt.artifactId)).status).toBe(404);
+  });
+
+  it('builds the response headers before it consumes: a receipt that cannot make them leaves the artifact in place', async () => {
+    const home = await tempHome('hermes-routes-');
+    const cache = new ArtifactStoreCache({ resolveProfileHome: () => home.path });
+    const store = await cache.get('default');
+    const scope = { principalId: 'principal:default:alice', transportFamily: 'local-api' };
+    const receipt = await store.store({
+      data: png,
+      filename: 'shot.png',
+      contentType: 'image/png',
+      scope,
+    });
+    // The store as the routes see it, except that its receipts carry a type no header can hold
+    // (a stand-in for any receipt field a response cannot be built from).
+    const broken = (stored: ArtifactReceipt) => ({
+      ...stored,
+      contentType: 'image/png\r\nX-Injected: 1',
+    });
+    const view = Object.create(store, {
+      validate: { value: (id: string, owner: ArtifactScope) => broken(store.validate(id, owner)) },
+      loadStream: {
+        value: async (id: string, owner: ArtifactScope) => {
+          const loaded = await store.loadStream(id, owner);
+          return { ...loaded, receipt: broken(loaded.receipt) };
+        },
+      },
+    }) as ArtifactStore;
+    const app = createArtifactRoutes({
+      authenticate: () => ({ ok: true, principalId: scope.principalId, profile: 'default' }),
+      resolveTransportFamily: () => scope.transportFamily,
+      stores: { get: async () => view },
+    });
+    const response = await app.request(`${ARTIFACT_DOWNLOAD_PATH_PREFIX}${receipt.artifactId}`);
+    expect(response.status).toBe(500);
+    expect((await errorOf(response)).code).toBe('artifact_rejected');
+    // Not consumed: the artifact is still there, whole.
+    expect(store.count()).toBe(1);
+    expect((await store.load(receipt.artifactId, scope)).data.equals(png)).toBe(true);
   });
 });
 

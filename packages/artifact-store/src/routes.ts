@@ -9,13 +9,14 @@ import {
   ARTIFACT_FILENAME_HEADER,
   ARTIFACT_ID_HEADER,
   ARTIFACT_ID_PATTERN,
+  ARTIFACT_REFUSED_BODY_DRAIN_BYTES,
   ARTIFACT_RETRY_AFTER_SECONDS,
   ARTIFACT_SHA256_HEADER,
   ARTIFACT_UPLOAD_PATH,
 } from './constants.js';
 import { ArtifactError, ArtifactTraversal } from './errors.js';
 import { ArtifactRateLimiter } from './rate-limiter.js';
-import { toWireReceipt } from './receipt.js';
+import { type ArtifactReceipt, toWireReceipt } from './receipt.js';
 
 /** The `error.code` values the artifact routes answer with (besides the authenticator's own). */
 export type ArtifactRouteErrorCode =
@@ -60,11 +61,11 @@ export interface ArtifactRoutesOptions {
   readonly rateLimiter?: ArtifactRateLimiter;
 }
 
+/** Required and not blank; any length (the store sanitises the name and cuts it to 160). */
 const FilenameHeaderSchema = v.pipe(
   v.string('X-Artifact-Filename is required'),
   v.trim(),
   v.nonEmpty('X-Artifact-Filename is required'),
-  v.maxLength(1024, 'X-Artifact-Filename is longer than 1024 characters'),
 );
 
 const ContentLengthSchema = v.pipe(
@@ -100,10 +101,21 @@ function errorResponse(
   );
 }
 
-/** `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / 5987). */
+/** The string with every lone UTF-16 surrogate replaced by U+FFFD (`toWellFormed`, pre-ES2024). */
+function wellFormed(text: string): string {
+  return text.replace(
+    /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+    '\uFFFD',
+  );
+}
+
+/**
+ * `attachment` with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / 5987). Never
+ * throws: a name that is not well-formed UTF-16 (which `encodeURIComponent` refuses) is repaired.
+ */
 function contentDisposition(filename: string): string {
   const fallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'artifact';
-  const encoded = encodeURIComponent(filename).replace(
+  const encoded = encodeURIComponent(wellFormed(filename)).replace(
     /['()*]/g,
     (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
   );
@@ -145,6 +157,60 @@ function unreadNodeRequestBody(context: Context): AsyncIterable<Uint8Array> | nu
     return null;
   }
   return { [Symbol.asyncIterator]: () => incoming.iterator({ destroyOnReturn: false }) };
+}
+
+/** The success headers of a download, from its receipt; throws if the receipt cannot make them. */
+function downloadHeaders(receipt: ArtifactReceipt): Headers {
+  return new Headers({
+    'Content-Type': receipt.contentType,
+    'Content-Length': String(receipt.sizeBytes),
+    'Content-Disposition': contentDisposition(receipt.filename),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    [ARTIFACT_SHA256_HEADER]: receipt.sha256,
+    [ARTIFACT_ID_HEADER]: receipt.artifactId,
+  });
+}
+
+/** The Node request behind a request served by @hono/node-server (its `incoming` binding). */
+function nodeIncoming(context: Context): Readable | null {
+  const environment: unknown = context.env;
+  if (typeof environment !== 'object' || environment === null) return null;
+  const incoming = (environment as { incoming?: unknown }).incoming;
+  return incoming instanceof Readable ? incoming : null;
+}
+
+/** Reads and discards what is left of the request body, at most about `limit` more bytes. */
+async function discardRest(incoming: Readable, limit: number): Promise<void> {
+  let discarded = 0;
+  try {
+    for await (const chunk of incoming.iterator({ destroyOnReturn: false })) {
+      discarded += (chunk as Uint8Array).byteLength;
+      if (discarded > limit) return;
+    }
+  } catch {
+    // The client went away: there is nobody left to answer.
+  }
+}
+
+/**
+ * Sends `response` only once the request body is read, when it was refused before its body was
+ * (or before all of it was). Many clients write the whole body before they read anything; a
+ * server that answers early and closes the connection while the body still arrives makes them
+ * fail with EPIPE or a reset, and the status is lost. So the rest of the body is read and
+ * discarded first, up to `ARTIFACT_REFUSED_BODY_DRAIN_BYTES` more (the connection then stays
+ * usable). A body announced or found to be larger is answered right away: a client that reads
+ * while it writes sees the status in the short window in which the server still reads before it
+ * closes (@hono/node-server's own cleanup).
+ */
+async function answerAfterUnreadBody(context: Context, response: Response): Promise<Response> {
+  const incoming = nodeIncoming(context);
+  if (incoming === null || incoming.readableEnded || incoming.destroyed) return response;
+  const declared = v.safeParse(ContentLengthSchema, context.req.header('content-length'));
+  if (!declared.success || declared.output <= ARTIFACT_REFUSED_BODY_DRAIN_BYTES) {
+    await discardRest(incoming, ARTIFACT_REFUSED_BODY_DRAIN_BYTES);
+  }
+  return response;
 }
 
 type Admission =
@@ -225,7 +291,11 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
     }),
   );
 
-  app.post(ARTIFACT_UPLOAD_PATH, async (context) => {
+  app.post(ARTIFACT_UPLOAD_PATH, async (context) =>
+    answerAfterUnreadBody(context, await upload(context)),
+  );
+
+  async function upload(context: Context): Promise<Response> {
     if (!isEnabled()) {
       return errorResponse(context, {
         status: 404,
@@ -318,7 +388,7 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
         message: 'the artifact could not be stored',
       });
     }
-  });
+  }
 
   app.get(`${ARTIFACT_DOWNLOAD_PATH_PREFIX}:artifactId`, async (context) => {
     // Disabled downloads answer a bare 404 so a probe learns nothing about the feature.
@@ -341,23 +411,19 @@ export function createArtifactRoutes(options: ArtifactRoutesOptions): Hono {
     if ('response' in resolved) return resolved.response;
     const { store } = resolved;
 
+    const scope = {
+      principalId: admission.principalId,
+      transportFamily: options.resolveTransportFamily(context),
+    };
     try {
+      // The headers are built (and so checked) from the receipt before anything is consumed: a
+      // response that cannot be built fails while the artifact is still there.
+      const headers = downloadHeaders(store.validate(artifactId.output, scope));
       // Verified and consumed before it returns, so the status is settled before any header is
       // sent. The body is hashed again as it streams and fails rather than ends if the bytes
       // changed; with Content-Length set, the client sees that as a truncated response.
-      const { body, receipt } = await store.loadStream(artifactId.output, {
-        principalId: admission.principalId,
-        transportFamily: options.resolveTransportFamily(context),
-      });
-      return context.body(body, 200, {
-        'Content-Type': receipt.contentType,
-        'Content-Length': String(receipt.sizeBytes),
-        'Content-Disposition': contentDisposition(receipt.filename),
-        'Cache-Control': 'no-store',
-        'X-Content-Type-Options': 'nosniff',
-        [ARTIFACT_SHA256_HEADER]: receipt.sha256,
-        [ARTIFACT_ID_HEADER]: receipt.artifactId,
-      });
+      const { body } = await store.loadStream(artifactId.output, scope);
+      return context.body(body, { status: 200, headers });
     } catch (error) {
       if (!ArtifactError.isInstance(error)) {
         return errorResponse(context, {

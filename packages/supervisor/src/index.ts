@@ -68,6 +68,14 @@ export {
 export { redactSecrets } from './redact-secrets.js';
 export { type MarkExitedOptions, markRuntimeStatusExitedSync } from './runtime-status.js';
 export {
+  findEmbeddedSecrets,
+  type GatewayServiceOptions,
+  launchdLabel,
+  renderLaunchdPlist,
+  renderSystemdUnit,
+  systemdUnitName,
+} from './service-unit.js';
+export {
   formatShutdownContext,
   type ProcessSummary,
   type ShutdownContext,

@@ -92,4 +92,17 @@ describe('runTypecheck', () => {
     ]);
     expect(result.errors.get('@hermes/other')).toHaveLength(1); // the exception is not a loophole
   }, 120_000);
+
+  it('does not check drizzle-orm’s declarations at all when session-store is its only dependant and documents skipLibCheck', () => {
+    const result = runTypecheck({
+      ...input,
+      files: files.filter((file) => file.packageName === '@hermes/session-store'),
+      dependencies: new Map([['@hermes/session-store', ['drizzle-orm']]]),
+      documentsSkipLibCheck: new Set(['@hermes/session-store']),
+    });
+    expect(result.errors.size).toBe(0);
+    expect(result.notes.get('@hermes/session-store')).toEqual([
+      "drizzle-orm's own declarations are not checked: the README documents skipLibCheck",
+    ]);
+  }, 120_000);
 });

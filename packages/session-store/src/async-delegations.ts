@@ -12,7 +12,7 @@ import {
   isProcessAlive,
   type ProcessIdentity,
 } from './process-identity.js';
-import type { AsyncDelegationRow } from './schema.js';
+import type { AsyncDelegationRecord } from './records.js';
 import type { StoreContext } from './store-context.js';
 import { optionalNumber } from './validation.js';
 
@@ -30,7 +30,7 @@ export const DELEGATION_DELIVERY_STATE = {
 
 export const DELEGATION_OWNER_EXITED_MESSAGE = ERROR_MESSAGES.delegationOwnerExited;
 
-export type AsyncDelegationRecord = AsyncDelegationRow;
+export type { AsyncDelegationRecord } from './records.js';
 
 const LIVE_SQL = toSqlList(LIVE_DELEGATION_STATES);
 const COLUMNS = `delegation_id AS delegationId, session_key AS sessionKey, origin_ui_session_id AS originUiSessionId,

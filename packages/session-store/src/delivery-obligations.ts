@@ -11,7 +11,7 @@ import {
   isProcessAlive,
   type ProcessIdentity,
 } from './process-identity.js';
-import type { DeliveryObligationRow } from './schema.js';
+import type { DeliveryObligation } from './records.js';
 import type { StoreContext } from './store-context.js';
 
 export const OBLIGATION_STATE = {
@@ -31,7 +31,7 @@ export const FLOOD_CONTROL_DEFAULT_SECONDS = 60;
 export const FLOOD_CONTROL_CAP_SECONDS = 15 * 60;
 export const FLOOD_CONTROL_SLACK_SECONDS = 2;
 
-export type DeliveryObligation = DeliveryObligationRow;
+export type { DeliveryObligation } from './records.js';
 
 export interface RecordObligationInput {
   readonly sessionKey: string;

@@ -1,6 +1,6 @@
 import { RECOVERABLE_END_REASONS_SQL, RESET_END_REASONS_SQL } from './end-reasons.js';
+import type { SessionRecord } from './records.js';
 import { SESSION_COLUMNS } from './rows.js';
-import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
 
 export interface GatewayPeer {
@@ -22,7 +22,7 @@ export interface GatewayPeer {
 export function findLatestGatewaySessionForPeer(
   context: StoreContext,
   peer: GatewayPeer,
-): SessionRow | undefined {
+): SessionRecord | undefined {
   const byKey = context
     .statement(
       `SELECT ${SESSION_COLUMNS} FROM sessions s
@@ -34,7 +34,7 @@ export function findLatestGatewaySessionForPeer(
              AND later.started_at > s.started_at AND later.end_reason IN (${RESET_END_REASONS_SQL}))
        ORDER BY (s.message_count > 0) DESC, coalesce(s.last_activity_at, s.started_at) DESC LIMIT 1`,
     )
-    .get({ sessionKey: peer.sessionKey, source: peer.source }) as SessionRow | undefined;
+    .get({ sessionKey: peer.sessionKey, source: peer.source }) as SessionRecord | undefined;
   if (byKey || peer.chatId === undefined) return byKey;
   // The tuple fallback is fenced too: a later reset of this peer (by its key or by its tuple)
   // means the user moved past every earlier row, whichever way that row was found.
@@ -60,5 +60,5 @@ export function findLatestGatewaySessionForPeer(
       chatType: peer.chatType ?? null,
       threadId: peer.threadId ?? null,
       userId: peer.userId ?? null,
-    }) as SessionRow | undefined;
+    }) as SessionRecord | undefined;
 }

@@ -48,7 +48,6 @@ export {
   type ProcessIdentity,
 } from './process-identity.js';
 export type { CanonicalSessionOptions, CanonicalSessionSummary } from './resurrection.js';
-export * as schema from './schema.js';
 export type { SearchSyntax } from './search-query.js';
 export { SessionStore } from './session-store.js';
 export type {

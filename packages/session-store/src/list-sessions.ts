@@ -8,8 +8,8 @@ import {
 } from './limits.js';
 import { getCompressionChain } from './lineage.js';
 import { sessionPreview } from './preview.js';
+import type { SessionRecord } from './records.js';
 import { SESSION_COLUMNS } from './rows.js';
-import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
 import { nonNegativeInteger, optionalInteger, pageSize } from './validation.js';
 
@@ -48,7 +48,7 @@ export interface ListSessionsOptions {
   readonly projectCompressionTips?: boolean;
 }
 
-export interface SessionListItem extends SessionRow {
+export interface SessionListItem extends SessionRecord {
   readonly lastActive: number;
   readonly preview: string | null;
   readonly unread: boolean;
@@ -192,7 +192,7 @@ export function listSessionsRich(
       `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${paged.join(' AND ')}
        ORDER BY ${ORDER_KEY} DESC, s.id DESC LIMIT @take OFFSET @offset`,
     )
-    .all({ ...parameters, take: limit + 1, offset }) as SessionRow[];
+    .all({ ...parameters, take: limit + 1, offset }) as SessionRecord[];
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -205,7 +205,7 @@ export function listSessionsRich(
       .statement(
         `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.pinned = 1 AND ${filter} ORDER BY ${ORDER_KEY} DESC`,
       )
-      .all(parameters) as SessionRow[];
+      .all(parameters) as SessionRecord[];
     for (const row of pinned) {
       if (!present.has(row.id)) items.push(project(context, row, options, true));
     }
@@ -221,7 +221,7 @@ export function listSessionsRich(
 
 function project(
   context: StoreContext,
-  root: SessionRow,
+  root: SessionRecord,
   options: ListSessionsOptions,
   pinnedBackfill: boolean,
 ): SessionListItem {
@@ -233,7 +233,7 @@ function project(
     if (chain.length > 1 && tipId) {
       const tip = context
         .statement(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = ?`)
-        .get(tipId) as SessionRow | undefined;
+        .get(tipId) as SessionRecord | undefined;
       if (tip) {
         row = {
           ...tip,

@@ -1,7 +1,7 @@
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { MESSAGES_MAX_LIMIT } from './limits.js';
+import type { MessageRecord } from './records.js';
 import { MESSAGE_COLUMNS } from './rows.js';
-import type { MessageRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
 import { nonNegativeInteger, pageSize } from './validation.js';
 
@@ -29,7 +29,7 @@ export interface MessageInput {
   readonly apiContent?: string | null;
 }
 
-export type MessageRecord = MessageRow;
+export type { MessageRecord } from './records.js';
 
 const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp,
   token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items,

@@ -2,15 +2,15 @@ import * as v from 'valibot';
 import { END_REASON, RECOVERABLE_END_REASONS_SQL } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import type { TitleSource } from './limits.js';
+import type { SessionRecord } from './records.js';
 import { SESSION_COLUMNS } from './rows.js';
-import type { SessionRow } from './schema.js';
 import { newSessionId } from './session-ids.js';
 import type { StoreContext } from './store-context.js';
 import { applyTitle } from './titles.js';
 import { dropUnusedSystemPrompt } from './usage.js';
 import { parseInput } from './validation.js';
 
-export type SessionRecord = SessionRow;
+export type { SessionRecord } from './records.js';
 export type ParentEdge = 'compression' | 'branch' | 'reset' | 'delegate' | 'tool';
 
 export interface CreateSessionInput {
@@ -232,7 +232,15 @@ const UpdateSessionSchema = v.strictObject({
   modelConfig: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
 });
 
-export type UpdateSessionInput = v.InferInput<typeof UpdateSessionSchema>;
+/** Fields `updateSession` may change; absent ones stay as they are. */
+export interface UpdateSessionInput {
+  model?: string | null;
+  cwd?: string | null;
+  modelConfig?: Record<string, unknown> | null;
+}
+
+/** @internal The schema's input type, checked against `UpdateSessionInput` in the tests. */
+export type UpdateSessionSchemaInput = v.InferInput<typeof UpdateSessionSchema>;
 
 /** Changes the model, working directory or model config of one row; absent fields stay. */
 export function updateSession(context: StoreContext, id: string, input: UpdateSessionInput): void {

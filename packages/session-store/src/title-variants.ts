@@ -1,6 +1,6 @@
 import { BOT_CHAT_TITLE } from './limits.js';
+import type { SessionRecord } from './records.js';
 import { SESSION_COLUMNS } from './rows.js';
-import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
 import { getSessionByTitle, sanitizeTitle } from './titles.js';
 
@@ -13,11 +13,11 @@ function escapeLike(text: string): string {
 function numberedVariants(
   context: StoreContext,
   base: string,
-): { row: SessionRow; number: number }[] {
+): { row: SessionRecord; number: number }[] {
   const rows = context
     .statement(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title LIKE ? ESCAPE '\\'`)
-    .all(`${escapeLike(base)} #%`) as SessionRow[];
-  const variants: { row: SessionRow; number: number }[] = [];
+    .all(`${escapeLike(base)} #%`) as SessionRecord[];
+  const variants: { row: SessionRecord; number: number }[] = [];
   for (const row of rows) {
     const match = NUMBERED.exec(row.title ?? '');
     if (match && match[1] === base) variants.push({ row, number: Number(match[2]) });
@@ -32,7 +32,7 @@ function numberedVariants(
 export function resolveSessionByTitle(
   context: StoreContext,
   title: string,
-): SessionRow | undefined {
+): SessionRecord | undefined {
   const clean = sanitizeTitle(title);
   if (clean === null) return undefined;
   if (clean === BOT_CHAT_TITLE) return getSessionByTitle(context, clean, { includeHidden: true });

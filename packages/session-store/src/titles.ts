@@ -2,8 +2,8 @@ import { getCompressionTip } from './compression-chain.js';
 import { isRecoverableEndReason } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { BOT_CHAT_TITLE, MAX_TITLE_LENGTH, TITLE_SOURCE_RANK, type TitleSource } from './limits.js';
+import type { SessionRecord } from './records.js';
 import { SESSION_COLUMNS } from './rows.js';
-import type { SessionRow } from './schema.js';
 import type { StoreContext } from './store-context.js';
 import { codePointLength } from './text-length.js';
 
@@ -138,7 +138,7 @@ export function getSessionByTitle(
   context: StoreContext,
   title: string,
   options: TitleLookupOptions = {},
-): SessionRow | undefined {
+): SessionRecord | undefined {
   let clean: string | null;
   try {
     clean = sanitizeTitle(title);
@@ -150,7 +150,7 @@ export function getSessionByTitle(
     .statement(
       `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title = ? AND (s.hidden = 0 OR ?)`,
     )
-    .get(clean, options.includeHidden ? 1 : 0) as SessionRow | undefined;
+    .get(clean, options.includeHidden ? 1 : 0) as SessionRecord | undefined;
 }
 
 /**

@@ -22,7 +22,26 @@ const UsageSchema = v.strictObject({
   toolNames: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'a non-empty tool name')))),
 });
 
-export type UsageInput = v.InferInput<typeof UsageSchema>;
+/** What one model call (or a batch of them) used; see `SessionStore.recordUsage`. */
+export interface UsageInput {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  apiCalls?: number;
+  /** Adds to the same counter stored assistant messages' `toolCalls` raise. */
+  toolCalls?: number;
+  estimatedCostUsd?: number;
+  model?: string;
+  billingProvider?: string;
+  billingBaseUrl?: string;
+  /** Merged into the session's sorted, de-duplicated list. */
+  toolNames?: string[];
+}
+
+/** @internal The schema's input type, checked against `UsageInput` in the tests. */
+export type UsageSchemaInput = v.InferInput<typeof UsageSchema>;
 
 /**
  * Adds usage to a session's counters in one UPDATE (atomic across processes). `toolNames` is

@@ -147,6 +147,11 @@ interface UnitRecord {
 
 const LIVE: readonly string[] = LIVE_DELEGATION_STATES;
 
+/** Milliseconds as seconds with one decimal (stall metadata). */
+function tenths(ms: number): number {
+  return Math.round(ms / 100) / 10;
+}
+
 const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -367,7 +372,7 @@ export class AsyncDelegationRegistry {
                 stalled_after_quiet_seconds: record.stall.quietSeconds,
                 stall_threshold_seconds: record.stall.thresholdSeconds,
                 stall_phase: record.stall.phase,
-                stall_grace_seconds: Math.round(this.#stall.graceMs / 1000),
+                stall_grace_seconds: tenths(this.#stall.graceMs),
               }
             : {}),
         };
@@ -419,8 +424,8 @@ export class AsyncDelegationRegistry {
         record.status = 'stalling';
         record.stallingSinceMs = nowMs;
         record.stall = {
-          quietSeconds: Math.round(quietMs / 1000),
-          thresholdSeconds: Math.round(thresholdMs / 1000),
+          quietSeconds: tenths(quietMs),
+          thresholdSeconds: tenths(thresholdMs),
           phase,
         };
         this.#emit({
@@ -445,7 +450,7 @@ export class AsyncDelegationRegistry {
           stalled_after_quiet_seconds: stall.quietSeconds,
           stall_threshold_seconds: stall.thresholdSeconds,
           stall_phase: stall.phase,
-          stall_grace_seconds: Math.round(this.#stall.graceMs / 1000),
+          stall_grace_seconds: tenths(this.#stall.graceMs),
         });
       }
     }

@@ -1,0 +1,262 @@
+import { randomBytes } from 'node:crypto';
+import type { ApprovalDecision, ApprovalRequest } from '@hermes/agent';
+import { getProcessHermesHome } from '@hermes/config';
+import type { SessionRecord, SessionStore } from '@hermes/session-store';
+import { SHUTDOWN_END_REASON } from './constants.js';
+import { EVENT_METHOD, PROTOCOL_VERSION } from './contract/envelope.js';
+import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES, RpcError } from './contract/error-codes.js';
+import { METHOD_NAMES } from './contract/methods.js';
+import { createMethodTable } from './methods/index.js';
+import { Connection, type MethodTable, type Transport } from './rpc/connection.js';
+import type { DelegationSupport } from './runtime/delegation-support.js';
+import { LiveSession } from './runtime/live-session.js';
+import { ProfileRegistry } from './runtime/profile-registry.js';
+import type { ProfileRuntime } from './runtime/profile-runtime.js';
+import { startTurn } from './runtime/turns.js';
+import { BRIDGE_VERSION } from './version.js';
+
+/** Who the bridge serves: a terminal UI, or a desktop app that owns hidden (Bot Mode) sessions. */
+export type BridgeSurface = 'tui' | 'desktop';
+
+export interface BridgeOptions {
+  /** The launch profile's home (default `HERMES_HOME` / `~/.hermes`). */
+  readonly home?: string;
+  readonly surface?: BridgeSurface;
+  /** Where diagnostics go (never stdout: on stdio that is the protocol). Default stderr. */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * The bridge: front-end connections in, sessions, agents and tools behind. Transports (stdio,
+ * WebSocket) create connections with `connect()`; everything else is here and in `methods/`.
+ */
+export class Bridge {
+  readonly registry: ProfileRegistry;
+  readonly surface: BridgeSurface;
+  readonly sessions = new Map<string, LiveSession>();
+  readonly connections = new Set<Connection>();
+  readonly #log: (line: string) => void;
+  readonly #methods: MethodTable;
+  #closing = false;
+  /** The agent's delegation rail, once wired (`/review`, `subagent.*`, completion delivery). */
+  delegation: DelegationSupport | undefined;
+
+  constructor(options: BridgeOptions = {}) {
+    this.surface = options.surface ?? 'tui';
+    this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.registry = new ProfileRegistry({
+      home: options.home ?? getProcessHermesHome(),
+      approve: (request, signal) => this.#requestApproval(request, signal),
+      warn: (message) => this.log(message),
+    });
+    this.#methods = createMethodTable(this);
+  }
+
+  log(line: string): void {
+    this.#log(`hermes-tui-bridge: ${line}`);
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /** A new front-end connection; `send` writes one message to it. */
+  connect(transport: Transport, send: (text: string) => void): Connection {
+    const connection = new Connection({
+      transport,
+      send,
+      methods: this.#methods,
+      onClose: (closed) => this.#disconnect(closed),
+    });
+    this.connections.add(connection);
+    return connection;
+  }
+
+  /** Sends `gateway.ready` to one connection. */
+  announce(connection: Connection): void {
+    connection.sendEvent({
+      jsonrpc: '2.0',
+      method: EVENT_METHOD,
+      params: {
+        type: 'gateway.ready',
+        session_id: null,
+        payload: {
+          version: BRIDGE_VERSION,
+          protocol_version: PROTOCOL_VERSION,
+          pid: process.pid,
+          profile: this.registry.launch.name,
+          transport: connection.transport,
+          methods: METHOD_NAMES,
+          delegation: this.delegation !== undefined,
+        },
+      },
+    });
+  }
+
+  #disconnect(connection: Connection): void {
+    this.connections.delete(connection);
+    for (const session of this.sessions.values()) session.detach(connection);
+  }
+
+  /** The live session `id`, attached to `connection` or not; 4001 when unknown. */
+  session(id: string): LiveSession {
+    const session = this.sessions.get(id);
+    if (!session || session.closed)
+      throw new RpcError(RPC_ERROR_CODES.sessionNotFound, RPC_ERROR_MESSAGES.sessionNotFound(id));
+    return session;
+  }
+
+  /** The live session of a stored conversation in a profile, if one is open here. */
+  liveSessionFor(runtime: ProfileRuntime, conversationId: string): LiveSession | undefined {
+    for (const session of this.sessions.values()) {
+      if (
+        !session.closed &&
+        session.runtime === runtime &&
+        session.conversationId === conversationId
+      )
+        return session;
+    }
+    return undefined;
+  }
+
+  /** Opens (or finds) the live session for a stored row. */
+  openLive(runtime: ProfileRuntime, store: SessionStore, row: SessionRecord): LiveSession {
+    const conversationId = row.lineageRootId ?? row.id;
+    const existing = this.liveSessionFor(runtime, conversationId);
+    if (existing) return existing;
+    const tip = store.getCompressionTip(row.id);
+    const tipRow = store.getSession(tip) ?? row;
+    const session = new LiveSession({
+      runtime,
+      conversationId,
+      storedSessionId: tip,
+      title: tipRow.title ?? row.title ?? null,
+      cwd: tipRow.cwd ?? row.cwd ?? null,
+    });
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  /** Submits a prompt; queued prompts run in order when the session becomes idle. */
+  submit(
+    session: LiveSession,
+    text: string,
+    origin: 'prompt' | 'queue' = 'prompt',
+  ): Promise<string> {
+    if (this.#closing)
+      return Promise.reject(
+        new RpcError(RPC_ERROR_CODES.sessionBusy, 'the bridge is shutting down'),
+      );
+    return startTurn(session, { text, origin, onIdle: (idle) => this.onIdle(idle) });
+  }
+
+  /** A session became idle: the next queued prompt (then delivery hooks) may run. */
+  onIdle(session: LiveSession): void {
+    if (session.closed || this.#closing || session.running) return;
+    const next = session.queue.shift();
+    if (next !== undefined) {
+      this.submit(session, next, 'queue').catch((error: unknown) => {
+        session.emit('warning', {
+          run_id: null,
+          code: 'queued_prompt_failed',
+          message: error instanceof Error ? error.message : String(error),
+        });
+      });
+      return;
+    }
+    for (const hook of this.idleHooks) hook(session);
+  }
+
+  /** Called when a session is idle with nothing queued (completion delivery plugs in here). */
+  readonly idleHooks: ((session: LiveSession) => void)[] = [];
+
+  async #requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    const session = [...this.sessions.values()].find(
+      (candidate) => !candidate.closed && candidate.storedSessionId === request.sessionId,
+    );
+    if (!session) return 'deny';
+    const requestId = `apr_${randomBytes(6).toString('hex')}`;
+    return new Promise<ApprovalDecision>((resolve) => {
+      const finish = (decision: ApprovalDecision) => {
+        signal.removeEventListener('abort', onAbort);
+        session.approvals.delete(requestId);
+        resolve(decision);
+      };
+      const onAbort = () => finish('deny');
+      if (signal.aborted) {
+        resolve('deny');
+        return;
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      session.approvals.set(requestId, { runId: session.running?.runId, resolve: finish });
+      session.emit('approval.request', {
+        run_id: session.running?.runId ?? null,
+        request_id: requestId,
+        tool_name: request.toolName,
+        command: request.command,
+        reason: request.reason,
+      });
+    });
+  }
+
+  /** Closes one session: interrupts its turn, ends the stored row with `reason`, drops it. */
+  async closeSession(session: LiveSession, reason: string): Promise<void> {
+    if (session.closed) return;
+    session.queue.length = 0;
+    const running = session.running;
+    if (running) {
+      running.controller.abort(new Error(`session closed (${reason})`));
+      await running.done;
+    }
+    session.closed = true;
+    session.denyPendingApprovals();
+    this.sessions.delete(session.id);
+    try {
+      const store = await session.runtime.store();
+      await store.endSession(session.storedSessionId, reason);
+    } catch (error) {
+      this.log(
+        `could not end session ${session.storedSessionId}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  /** Resolves once no turn runs (true), or false after `timeoutMs`. */
+  async waitForIdle(timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const running = [...this.sessions.values()].flatMap((session) =>
+        session.running ? [session.running.done] : [],
+      );
+      if (running.length === 0) return true;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(running),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, remaining);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Stops the bridge: no new turns; running turns get `drainTimeoutMs` to finish (then they are
+   * interrupted — what they said stays stored); live sessions end with `tui_shutdown`; stores close.
+   */
+  async close(options: { drainTimeoutMs?: number } = {}): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    const drained = await this.waitForIdle(options.drainTimeoutMs ?? 0);
+    if (!drained)
+      this.log('interrupting turns still running at shutdown (their transcripts stay valid)');
+    await Promise.all(
+      [...this.sessions.values()].map((session) => this.closeSession(session, SHUTDOWN_END_REASON)),
+    );
+    for (const connection of [...this.connections]) connection.close();
+    await this.registry.close();
+  }
+}

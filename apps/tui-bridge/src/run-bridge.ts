@@ -1,0 +1,77 @@
+import type { Readable, Writable } from 'node:stream';
+import { Bridge, type BridgeOptions } from './bridge.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.js';
+import { serveStdio } from './transport/stdio.js';
+import { serveWebSocket, type WebSocketBridgeServer } from './transport/websocket.js';
+
+export interface RunBridgeOptions extends BridgeOptions {
+  /** Where requests come from (the front end's stdout). Default `process.stdin`. */
+  readonly stdin?: Readable;
+  /** Where replies and events go (the front end's stdin). Default `process.stdout`. */
+  readonly stdout?: Writable;
+  /** How long running turns may finish once the input ends (default 300 s); then they are interrupted. */
+  readonly drainTimeoutMs?: number;
+}
+
+export interface RunningStdioBridge {
+  readonly bridge: Bridge;
+  /** Settles once the input has ended, running turns finished (or were interrupted) and stores closed. */
+  readonly done: Promise<void>;
+  /** Stops now: running turns get `drainTimeoutMs` (default 0) and are interrupted after. */
+  close(options?: { drainTimeoutMs?: number }): Promise<void>;
+}
+
+/**
+ * Runs the bridge over a stream pair (stdio by default): `gateway.ready` first, then one
+ * JSON-RPC message per line each way. When the front end closes its end, turns still running
+ * finish and are stored before the bridge closes.
+ */
+export function runBridge(options: RunBridgeOptions = {}): RunningStdioBridge {
+  const bridge = new Bridge(options);
+  const { ended } = serveStdio({
+    bridge,
+    input: options.stdin ?? process.stdin,
+    output: options.stdout ?? process.stdout,
+  });
+  const done = ended.then(() =>
+    bridge.close({ drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS }),
+  );
+  return {
+    bridge,
+    done,
+    close: (closeOptions) => bridge.close(closeOptions),
+  };
+}
+
+export interface StartWebSocketBridgeOptions extends BridgeOptions {
+  readonly host?: string;
+  readonly port?: number;
+  readonly token: string;
+}
+
+export interface RunningWebSocketBridge extends WebSocketBridgeServer {
+  readonly bridge: Bridge;
+}
+
+/** Runs the bridge as a WebSocket server (token-authenticated; loopback unless `host` says otherwise). */
+export async function startWebSocketBridge(
+  options: StartWebSocketBridgeOptions,
+): Promise<RunningWebSocketBridge> {
+  const bridge = new Bridge(options);
+  const server = await serveWebSocket({
+    bridge,
+    token: options.token,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+  });
+  return {
+    bridge,
+    url: server.url,
+    port: server.port,
+    host: server.host,
+    async close() {
+      await server.close();
+      await bridge.close();
+    },
+  };
+}

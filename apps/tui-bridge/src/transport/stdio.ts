@@ -1,0 +1,57 @@
+import type { Readable, Writable } from 'node:stream';
+import type { Bridge } from '../bridge.js';
+import { MAX_MESSAGE_BYTES } from '../contract/envelope.js';
+import type { Connection } from '../rpc/connection.js';
+import { LineSplitter } from '../rpc/line-splitter.js';
+
+export interface StdioServeOptions {
+  readonly bridge: Bridge;
+  readonly input: Readable;
+  readonly output: Writable;
+  readonly maxLineBytes?: number;
+}
+
+/**
+ * Serves one front end over a byte stream pair: one JSON-RPC message per line in, one per line
+ * out. Resolves when the input ends (the front end went away or closed its end).
+ */
+export function serveStdio(options: StdioServeOptions): {
+  connection: Connection;
+  ended: Promise<void>;
+} {
+  const { bridge, input, output } = options;
+  const maxBytes = options.maxLineBytes ?? MAX_MESSAGE_BYTES;
+  let writable = true;
+  output.on('error', () => {
+    // The front end closed its reading end: stop writing, keep the turns going.
+    writable = false;
+    connection.close();
+  });
+  const connection = bridge.connect('stdio', (text) => {
+    if (writable) output.write(`${text}\n`);
+  });
+  const splitter = new LineSplitter({
+    maxBytes,
+    onLine: (line) => void connection.receive(line),
+    onOverflow: () => connection.rejectOversized(maxBytes),
+  });
+  const ended = new Promise<void>((resolve) => {
+    const finish = () => {
+      input.off('data', onData);
+      splitter.end();
+      // Give in-flight requests of the last lines a chance to answer before detaching.
+      setImmediate(() => {
+        connection.close();
+        resolve();
+      });
+    };
+    const onData = (chunk: Buffer | string) =>
+      splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    input.on('data', onData);
+    input.once('end', finish);
+    input.once('close', finish);
+    input.once('error', finish);
+  });
+  bridge.announce(connection);
+  return { connection, ended };
+}

@@ -1,0 +1,225 @@
+import { writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { startModelServer, tempHome } from '@hermes/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
+import {
+  RpcErrorReply,
+  startStdioBridge,
+  startWsBridge,
+  writeModelConfig,
+} from './bridge-client.js';
+
+const servers: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function model(script: Parameters<typeof startModelServer>[0]['script']) {
+  const server = await startModelServer({ script });
+  servers.push(server);
+  return server;
+}
+
+describe('a turn over stdio', () => {
+  it('streams deltas, tool events, the stored message and run.completed, in order, after the reply', async () => {
+    const home = await tempHome();
+    await writeFile(path.join(home.path, 'notes.txt'), 'the answer is 42\n');
+    const server = await model([
+      {
+        toolCalls: [
+          {
+            id: 'call_1',
+            name: 'read_file',
+            arguments: { path: path.join(home.path, 'notes.txt') },
+          },
+        ],
+      },
+      { text: 'The file says the answer is 42.' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startStdioBridge({ home: home.path });
+    const { client } = bridge;
+
+    const session = await client.request<{
+      session_id: string;
+      stored_session_id: string;
+      profile: string;
+    }>('session.create', {});
+    expect(session.profile).toBe('default');
+    const submitted = await client.call('prompt.submit', {
+      session_id: session.session_id,
+      text: 'What is in notes.txt?',
+    });
+    const runId = (submitted.result as { run_id: string }).run_id;
+    expect(runId).toMatch(/\S/);
+    const done = await client.waitForEvent((event) => event.type === 'run.completed');
+    expect(done.session_id).toBe(session.session_id);
+    expect(done.payload).toMatchObject({
+      run_id: runId,
+      status: 'completed',
+      final_response: 'The file says the answer is 42.',
+    });
+
+    // The reply came before every event of the run it started.
+    const replyIndex = client.lines.findIndex(
+      (line) => line.includes('"result"') && line.includes(runId) && !line.includes('"event"'),
+    );
+    const firstEventIndex = client.lines.findIndex((line) => line.includes('"run.started"'));
+    expect(replyIndex).toBeGreaterThanOrEqual(0);
+    expect(firstEventIndex).toBeGreaterThan(replyIndex);
+
+    const types = client.events
+      .filter((event) => event.session_id === session.session_id)
+      .map((event) => event.type);
+    expect(types[0]).toBe('run.started');
+    expect(types.at(-1)).toBe('run.completed');
+    const toolStart = client.eventsOf('tool.start')[0];
+    expect(toolStart?.payload).toMatchObject({
+      run_id: runId,
+      call_id: 'call_1',
+      name: 'read_file',
+    });
+    const toolDone = client.eventsOf('tool.complete')[0];
+    expect(toolDone?.payload).toMatchObject({
+      call_id: 'call_1',
+      name: 'read_file',
+      ok: true,
+      error: null,
+    });
+    expect(String(toolDone?.payload.result)).toContain('the answer is 42');
+    expect(types.indexOf('tool.start')).toBeLessThan(types.indexOf('tool.complete'));
+    const deltas = client
+      .eventsOf('message.delta')
+      .map((event) => event.payload.text)
+      .join('');
+    expect(deltas).toBe('The file says the answer is 42.');
+    const completes = client.eventsOf('message.complete');
+    expect(completes).toHaveLength(2);
+    expect(completes[0]?.payload.tool_calls).toEqual([
+      expect.objectContaining({ id: 'call_1', name: 'read_file' }),
+    ]);
+    expect(completes[1]?.payload).toMatchObject({ content: 'The file says the answer is 42.' });
+
+    // Stored: a new front end resuming the session sees the whole turn.
+    const resumed = await client.request<{
+      messages: { role: string; content: string }[];
+      running: boolean;
+    }>('session.resume', { session_id: session.stored_session_id });
+    expect(resumed.running).toBe(false);
+    expect(resumed.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(resumed.messages.at(-1)?.content).toBe('The file says the answer is 42.');
+  });
+
+  it('answers a second prompt on a running session with 4009 and interrupts on prompt.interrupt', async () => {
+    const home = await tempHome();
+    const server = await model([{ text: 'x'.repeat(400), chunkSize: 4, chunkDelayMs: 20 }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    const { run_id } = await client.request<{ run_id: string }>('prompt.submit', {
+      session_id,
+      text: 'long answer please',
+    });
+    await client.waitForEvent((event) => event.type === 'message.delta');
+
+    const busy = await client
+      .request('prompt.submit', { session_id, text: 'again' })
+      .catch((error: unknown) => error);
+    expect(busy).toBeInstanceOf(RpcErrorReply);
+    expect((busy as RpcErrorReply).code).toBe(RPC_ERROR_CODES.sessionBusy);
+
+    expect(await client.request('prompt.interrupt', { session_id })).toEqual({ interrupted: true });
+    const done = await client.waitForEvent((event) => event.type === 'run.completed');
+    expect(done.payload).toMatchObject({ run_id, status: 'interrupted' });
+    const partial = String(done.payload.final_response);
+    expect(partial.length).toBeGreaterThan(0);
+    expect(partial.length).toBeLessThan(400);
+    expect(await client.request('prompt.interrupt', { session_id })).toEqual({
+      interrupted: false,
+    });
+
+    // What was said before the interrupt is stored.
+    const resumed = await client.request<{ messages: { role: string; content: string }[] }>(
+      'session.resume',
+      { session_id },
+    );
+    expect(resumed.messages.at(-1)).toMatchObject({ role: 'assistant', content: partial });
+  });
+});
+
+describe('a turn over WebSocket', () => {
+  it('finishes and is stored when the front end disconnects mid-turn; session.resume after reconnecting replays it', async () => {
+    const home = await tempHome();
+    const reply = 'streamed slowly so the socket closes in the middle';
+    // About 2 s of streaming: long enough that the reconnect lands mid-turn even on a busy machine.
+    const server = await model([{ text: reply, chunkSize: 2, chunkDelayMs: 80 }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startWsBridge({ home: home.path });
+
+    const first = await bridge.connect();
+    const { session_id } = await first.client.request<{ session_id: string }>('session.create', {});
+    const { run_id } = await first.client.request<{ run_id: string }>('prompt.submit', {
+      session_id,
+      text: 'go',
+    });
+    await first.client.waitForEvent((event) => event.type === 'message.delta');
+    await first.close();
+
+    const second = await bridge.connect();
+    const resumed = await second.client.request<{
+      running: boolean;
+      run_id: string | null;
+      messages: unknown[];
+    }>('session.resume', { session_id });
+    if (resumed.running) {
+      // Still running: the turn so far is replayed, then it goes on live to the new connection.
+      expect(resumed.run_id).toBe(run_id);
+      await second.client.waitForEvent(
+        (event) => event.type === 'message.delta' && event.payload.replayed === true,
+      );
+      const done = await second.client.waitForEvent((event) => event.type === 'run.completed');
+      expect(done.payload).toMatchObject({ run_id, status: 'completed', final_response: reply });
+    }
+    const after = await second.client.request<{ messages: { role: string; content: string }[] }>(
+      'session.resume',
+      {
+        session_id,
+      },
+    );
+    expect(after.messages.map((message) => [message.role, message.content])).toEqual([
+      ['user', 'go'],
+      ['assistant', reply],
+    ]);
+  });
+
+  it('refuses an upgrade without the token, or with a wrong one', async () => {
+    const home = await tempHome();
+    const bridge = await startWsBridge({ home: home.path });
+    await expect(bridge.connect('wrong-token-0123456789')).rejects.toThrow('HTTP 401');
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const request = http.request(bridge.url.replace('ws://', 'http://'), {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        },
+      });
+      request.on('response', (response) => resolve(response.statusCode));
+      request.on('upgrade', () => resolve(101));
+      request.on('error', reject);
+      request.end();
+    });
+    expect(status).toBe(401);
+    // The right token opens the socket (the refusals above were about the token, not the server).
+    const ok = await bridge.connect();
+    expect(ok.client.eventsOf('gateway.ready')).toHaveLength(1);
+  });
+});

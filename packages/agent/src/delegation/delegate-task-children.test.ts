@@ -144,7 +144,9 @@ describe('building a child', () => {
       model: 'review-model',
     });
     expect(review.modelRequests).toHaveLength(1);
-    expect((review.modelRequests[0]?.body as { model: string }).model).toBe('review-model');
+    expect((review.modelRequests[0]?.body as { model?: string } | undefined)?.model).toBe(
+      'review-model',
+    );
     expect(review.modelRequests[0]?.headers.authorization).toBe('Bearer review-key');
     expect(fixture.model.modelRequests).toHaveLength(0);
     const turn = await parent.runTurn({ sessionId: session.id, message: 'and you?' });

@@ -3,9 +3,38 @@ import { spawnProcess } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { openTestStore } from '../test/helpers.js';
 import { runFixture } from '../test/processes.js';
-import { BOT_CHAT_TITLE, RECOVERABLE_END_REASONS } from './index.js';
+import { BOT_CHAT_TITLE, RECOVERABLE_END_REASONS, type SessionStore } from './index.js';
 
 const holdLock = path.join(import.meta.dirname, '../test/fixtures/hold-write-lock.mjs');
+
+/**
+ * Runs `decide` (a store call that reads, then writes) while another process holds the write
+ * lock with `operation` applied but uncommitted; the other process commits right after `decide`
+ * has made its decision, so the write lands on state the decision did not see.
+ */
+async function raceAgainstOtherProcess<T>(options: {
+  databasePath: string;
+  sessionId: string;
+  operation: 'promote-reset' | 'unarchive';
+  decide: () => Promise<T>;
+}): Promise<T> {
+  const other = await runFixture(
+    'write-in-open-transaction.ts',
+    [options.databasePath, options.sessionId, options.operation],
+    'holding true',
+  );
+  const decided = options.decide();
+  other.kill('SIGUSR2');
+  expect((await other.exited).code, other.stderr()).toBe(0);
+  return decided;
+}
+
+/** A hidden canonical Bot Chat that machinery reaped and archived. */
+async function reapedBotChat(store: SessionStore, reason = 'ws_orphan_reap'): Promise<void> {
+  await store.createSession({ id: 'bot', source: 'desktop', title: BOT_CHAT_TITLE, hidden: true });
+  await store.endSession('bot', reason);
+  await store.setArchived('bot', true);
+}
 
 describe('resurrection of the canonical chat', () => {
   it.each(RECOVERABLE_END_REASONS)(
@@ -79,26 +108,16 @@ describe('resurrection of the canonical chat', () => {
 
   it('a reset another process commits between the decision and the write wins (compare-and-swap)', async () => {
     const { store, databasePath } = await openTestStore();
-    await store.createSession({
-      id: 'bot',
-      source: 'desktop',
-      title: BOT_CHAT_TITLE,
-      hidden: true,
+    await reapedBotChat(store);
+    // This process decides from what it can see (the reaped, recoverable chat); its write waits
+    // for the lock while the other process commits a reset.
+    const resurrected = await raceAgainstOtherProcess({
+      databasePath,
+      sessionId: 'bot',
+      operation: 'promote-reset',
+      decide: () => store.unarchiveRecoverableSession('bot'),
     });
-    await store.endSession('bot', 'ws_orphan_reap');
-    await store.setArchived('bot', true);
-    // The other process holds the write lock with its reset applied but not yet committed.
-    const other = await runFixture(
-      'write-in-open-transaction.ts',
-      [databasePath, 'bot', 'promote-reset'],
-      'holding true',
-    );
-    // This process decides from what it can see (the reaped, recoverable chat)…
-    const resurrection = store.unarchiveRecoverableSession('bot');
-    // …and its write waits for the lock while the other process commits the reset.
-    other.kill('SIGUSR2');
-    expect((await other.exited).code, other.stderr()).toBe(0);
-    expect(await resurrection).toBe(false);
+    expect(resurrected).toBe(false);
     expect(store.requireSession('bot')).toMatchObject({ archived: 1, endReason: 'session_reset' });
     expect(await store.canonicalSession()).toBeNull();
   }, 60_000);
@@ -114,37 +133,26 @@ describe('resurrection of the canonical chat', () => {
     const tip = await store.publishCompressionChild({ parentId: 'bot', summary: 's' });
     await store.endSession(tip, 'agent_close');
     await store.setArchived('bot', true);
-    const other = await runFixture(
-      'write-in-open-transaction.ts',
-      [databasePath, tip, 'promote-reset'],
-      'holding true',
-    );
-    const lookup = store.canonicalSession();
-    other.kill('SIGUSR2');
-    expect((await other.exited).code, other.stderr()).toBe(0);
-    expect(await lookup).toBeNull();
+    const canonical = await raceAgainstOtherProcess({
+      databasePath,
+      sessionId: tip,
+      operation: 'promote-reset',
+      decide: () => store.canonicalSession(),
+    });
+    expect(canonical).toBeNull();
     expect(store.requireSession(tip)).toMatchObject({ archived: 1, endReason: 'session_reset' });
   }, 60_000);
 
   it('an unarchive another process commits in between is a valid order: resurrected, flags cleared', async () => {
     const { store, databasePath } = await openTestStore();
-    await store.createSession({
-      id: 'bot',
-      source: 'desktop',
-      title: BOT_CHAT_TITLE,
-      hidden: true,
+    await reapedBotChat(store);
+    const resurrected = await raceAgainstOtherProcess({
+      databasePath,
+      sessionId: 'bot',
+      operation: 'unarchive',
+      decide: () => store.unarchiveRecoverableSession('bot'),
     });
-    await store.endSession('bot', 'ws_orphan_reap');
-    await store.setArchived('bot', true);
-    const other = await runFixture(
-      'write-in-open-transaction.ts',
-      [databasePath, 'bot', 'unarchive'],
-      'holding true',
-    );
-    const resurrection = store.unarchiveRecoverableSession('bot');
-    other.kill('SIGUSR2');
-    expect((await other.exited).code, other.stderr()).toBe(0);
-    expect(await resurrection).toBe(true);
+    expect(resurrected).toBe(true);
     expect(store.requireSession('bot')).toMatchObject({
       archived: 0,
       endedAt: null,

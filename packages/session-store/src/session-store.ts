@@ -35,7 +35,6 @@ import {
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import type { ForeignHolder } from './foreign-holders.js';
 import {
-  enterFtsFailOpen,
   isFtsStale,
   type MessageSearchResult,
   type SearchMessagesOptions,
@@ -43,11 +42,7 @@ import {
 } from './fts.js';
 import { FtsMaintenance } from './fts-maintenance.js';
 import { findLatestGatewaySessionForPeer, type GatewayPeer } from './gateway-peer.js';
-import {
-  CHECKPOINT_EVERY_WRITES,
-  type TitleSource,
-  TRANSCRIPT_WRITE_PATIENCE_SECONDS,
-} from './limits.js';
+import { type TitleSource, TRANSCRIPT_WRITE_PATIENCE_SECONDS } from './limits.js';
 import {
   finalizeOrphanedCompressionSessions,
   findLiveCompressionChild,
@@ -97,10 +92,10 @@ import {
   type UpdateSessionInput,
   updateSession,
 } from './sessions.js';
-import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
 import { archiveStaleSessions } from './stale-archive.js';
 import type { StoreContext } from './store-context.js';
 import type { StoreSettings } from './store-settings.js';
+import { StoreWriter } from './store-writer.js';
 import { getNextTitleInLineage, resolveSessionByTitle } from './title-variants.js';
 import { applyTitle, getSessionByTitle, type TitleLookupOptions } from './titles.js';
 import {
@@ -117,20 +112,15 @@ import {
   setSessionSystemPrompt,
   type UsageInput,
 } from './usage.js';
-import { withWritePatience } from './write-patience.js';
 
 const debug = debuglog('hermes-session-store');
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** One process's handle on a state.db. Reads are synchronous; writes are awaited (write patience). */
 export class SessionStore {
   readonly #context: StoreContext;
   readonly #settings: StoreSettings;
   readonly #checkpointTimer: NodeJS.Timeout | undefined;
-  #writesSinceCheckpoint = 0;
-  #queuedWrites = 0;
-  #writeTail: Promise<void> = Promise.resolve();
+  readonly #writer: StoreWriter;
   #closed = false;
   readonly #fts: FtsMaintenance;
   /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
@@ -140,6 +130,12 @@ export class SessionStore {
   constructor(context: StoreContext, settings: StoreSettings, checkpointIntervalMs: number) {
     this.#context = context;
     this.#settings = settings;
+    this.#writer = new StoreWriter({
+      context,
+      settings,
+      assertOpen: () => this.#db(),
+      checkpoint: () => this.checkpoint(),
+    });
     this.#fts = new FtsMaintenance({
       context,
       settings,
@@ -180,80 +176,11 @@ export class SessionStore {
     return this.#context.db;
   }
 
-  /**
-   * One short BEGIN IMMEDIATE transaction per attempt, retried with jitter while another process
-   * writes. This store's writes run one at a time (a queue): while another process holds the lock
-   * only the head of the queue polls for it, so the event loop never runs several blocking
-   * attempts back to back. Patience counts from the call, queue time included.
-   */
   #write<T>(
     work: (context: StoreContext) => T,
     patienceSeconds = this.#settings.writePatienceSeconds,
   ): Promise<T> {
-    this.#db();
-    const startedMs = this.#settings.clock.monotonicMs();
-    const run = async (): Promise<T> => {
-      try {
-        return await this.#writeNow(work, patienceSeconds, startedMs);
-      } finally {
-        this.#queuedWrites -= 1;
-      }
-    };
-    this.#queuedWrites += 1;
-    const normalized = (): Promise<T> =>
-      run().catch((error: unknown) => {
-        throw normalizeStoreError(error);
-      });
-    // An idle queue starts at once, so an uncontended write costs no extra turn of the loop. A
-    // queued write lets the event loop turn first, so a burst of writes released together (a
-    // lock let go) is spread over several turns instead of running as one long task.
-    const result =
-      this.#queuedWrites === 1 ? normalized() : this.#writeTail.then(nextTurn).then(normalized);
-    this.#writeTail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result;
-  }
-
-  async #writeNow<T>(
-    work: (context: StoreContext) => T,
-    patienceSeconds: number,
-    startedMs: number,
-  ): Promise<T> {
-    const database = this.#db();
-    const transaction = database.transaction(() => work(this.#context));
-    const patience = {
-      patienceSeconds,
-      startedMs,
-      clock: this.#settings.clock,
-      sleep: this.#settings.sleep,
-    };
-    const attempt = () => {
-      // Never write to a file that is no longer the one at this path (replaced or unlinked).
-      this.#settings.fileIdentity.assertUnchanged();
-      return this.#context.writeAttempt(() => transaction.immediate());
-    };
-    let result: T;
-    try {
-      result = await withWritePatience(attempt, patience);
-    } catch (error) {
-      // A broken search index must never cost a transcript write (or a delete): detach the
-      // index (fail open), then run the same transaction again.
-      if (!isFtsIndexFailure(error)) throw error;
-      const reason = sqliteErrorMessage(error);
-      await withWritePatience(
-        () => this.#context.writeAttempt(() => enterFtsFailOpen(this.#context, reason)),
-        patience,
-      );
-      this.#settings.logger.warn(
-        `FTS index unusable (${reason}); search falls back to LIKE until rebuilt`,
-      );
-      result = await withWritePatience(attempt, patience);
-    }
-    this.#writesSinceCheckpoint += 1;
-    if (this.#writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.checkpoint();
-    return result;
+    return this.#writer.write(work, patienceSeconds);
   }
 
   /** Transcript writes get the longer transcript patience (60 s). */
@@ -653,7 +580,7 @@ export class SessionStore {
   /** PASSIVE only: TRUNCATE would block or break other attached processes. */
   checkpoint(): void {
     if (this.#closed) return;
-    this.#writesSinceCheckpoint = 0;
+    this.#writer.checkpointed();
     try {
       this.#context.db.pragma('wal_checkpoint(PASSIVE)');
     } catch (error) {

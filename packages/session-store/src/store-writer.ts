@@ -1,0 +1,115 @@
+import { enterFtsFailOpen } from './fts.js';
+import { CHECKPOINT_EVERY_WRITES } from './limits.js';
+import { normalizeStoreError } from './normalize-error.js';
+import { isFtsIndexFailure, sqliteErrorMessage } from './sqlite-errors.js';
+import type { StoreContext } from './store-context.js';
+import type { StoreSettings } from './store-settings.js';
+import { withWritePatience } from './write-patience.js';
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export interface StoreWriterOptions {
+  readonly context: StoreContext;
+  readonly settings: StoreSettings;
+  /** Throws `store_closed` once the store is closed. */
+  readonly assertOpen: () => void;
+  /** A PASSIVE checkpoint (run every `CHECKPOINT_EVERY_WRITES` writes). */
+  readonly checkpoint: () => void;
+}
+
+/**
+ * The store's write path. Each write is one short BEGIN IMMEDIATE transaction per attempt,
+ * retried on awaited timers while another process holds the lock (write patience). Writes run
+ * one at a time (a queue): while the lock is held elsewhere only the head of the queue polls, so
+ * the event loop never runs several attempts back to back. Patience counts from the call, queue
+ * time included. A broken FTS index fails open instead of failing the write.
+ */
+export class StoreWriter {
+  readonly #context: StoreContext;
+  readonly #settings: StoreSettings;
+  readonly #assertOpen: () => void;
+  readonly #checkpoint: () => void;
+  #queued = 0;
+  #tail: Promise<void> = Promise.resolve();
+  #writesSinceCheckpoint = 0;
+
+  constructor(options: StoreWriterOptions) {
+    this.#context = options.context;
+    this.#settings = options.settings;
+    this.#assertOpen = options.assertOpen;
+    this.#checkpoint = options.checkpoint;
+  }
+
+  /** Called by a checkpoint from elsewhere (the timer), so the count restarts. */
+  checkpointed(): void {
+    this.#writesSinceCheckpoint = 0;
+  }
+
+  write<T>(
+    work: (context: StoreContext) => T,
+    patienceSeconds = this.#settings.writePatienceSeconds,
+  ): Promise<T> {
+    this.#assertOpen();
+    const startedMs = this.#settings.clock.monotonicMs();
+    const run = async (): Promise<T> => {
+      try {
+        return await this.#writeNow(work, patienceSeconds, startedMs);
+      } catch (error) {
+        throw normalizeStoreError(error);
+      } finally {
+        this.#queued -= 1;
+      }
+    };
+    this.#queued += 1;
+    // An idle queue starts at once, so an uncontended write costs no extra turn of the loop. A
+    // queued write lets the event loop turn first, so a burst of writes released together (a
+    // lock let go) is spread over several turns instead of running as one long task.
+    const result = this.#queued === 1 ? run() : this.#tail.then(nextTurn).then(run);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  async #writeNow<T>(
+    work: (context: StoreContext) => T,
+    patienceSeconds: number,
+    startedMs: number,
+  ): Promise<T> {
+    this.#assertOpen();
+    const context = this.#context;
+    const transaction = context.db.transaction(() => work(context));
+    const patience = {
+      patienceSeconds,
+      startedMs,
+      clock: this.#settings.clock,
+      sleep: this.#settings.sleep,
+    };
+    const attempt = () => {
+      // Never write to a file that is no longer the one at this path (replaced or unlinked).
+      this.#settings.fileIdentity.assertUnchanged();
+      return context.writeAttempt(() => transaction.immediate());
+    };
+    let result: T;
+    try {
+      result = await withWritePatience(attempt, patience);
+    } catch (error) {
+      // A broken search index must never cost a transcript write (or a delete): detach the
+      // index (fail open), then run the same transaction again.
+      if (!isFtsIndexFailure(error)) throw error;
+      const reason = sqliteErrorMessage(error);
+      await withWritePatience(
+        () => context.writeAttempt(() => enterFtsFailOpen(context, reason)),
+        patience,
+      );
+      this.#settings.logger.warn(
+        `FTS index unusable (${reason}); search falls back to LIKE until rebuilt`,
+      );
+      result = await withWritePatience(attempt, patience);
+    }
+    this.#writesSinceCheckpoint += 1;
+    if (this.#writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.#checkpoint();
+    return result;
+  }
+}

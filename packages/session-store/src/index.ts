@@ -9,6 +9,7 @@ export {
   type RecordDelegationStartInput,
   type RecordDelegationTerminalInput,
 } from './async-delegations.js';
+export * from './bot-relay.js';
 export { type Clock, type Sleep, systemClock } from './clock.js';
 export { COMPRESSION_LEASE_TTL_SECONDS, newLeaseHolder } from './compression-lease.js';
 export {

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// The `hermes` bootstrap. It must stay tiny: `hermes --version` is answered here without loading
+// anything, and `-p/--profile` is applied to HERMES_HOME before any module that reads the home is
+// imported (the reference's rule). Everything else lives in main.ts, loaded on demand.
+import { readFileSync } from 'node:fs';
+import { extractProfileOption } from './bootstrap/profile-argv.js';
+
+const EXIT_USAGE = 2;
+const EXIT_FAILURE = 1;
+
+function version(): string {
+  try {
+    const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+    const value = (JSON.parse(text) as { version?: unknown }).version;
+    return typeof value === 'string' ? value : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`hermes: ${message}\n`);
+  process.exit(code);
+}
+
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${version()}\n`);
+  process.exit(0);
+}
+
+const parsed = extractProfileOption(args);
+if (!parsed.ok) fail(`${parsed.message} (see hermes --help)`, EXIT_USAGE);
+
+// Help reads no home: skip the profile machinery unless a profile was named explicitly.
+const helpOnly =
+  parsed.profile === undefined &&
+  (parsed.argv.length === 0
+    ? !process.stdin.isTTY || !process.stdout.isTTY
+    : parsed.argv[0] === 'help' || parsed.argv.includes('--help') || parsed.argv.includes('-h'));
+
+let profileWarning: string | undefined;
+if (!helpOnly) {
+  const config = await import('@hermes/config');
+  try {
+    const selection = config.selectProfileHome({ profile: parsed.profile });
+    process.env.HERMES_HOME = selection.home;
+    profileWarning = selection.warning;
+  } catch (error) {
+    if (!config.HermesConfigError.isInstance(error)) throw error;
+    fail(error.message, error.code === 'invalid_profile_name' ? EXIT_USAGE : EXIT_FAILURE);
+  }
+}
+if (profileWarning) process.stderr.write(`hermes: warning: ${profileWarning}\n`);
+
+process.argv = [process.argv[0] as string, process.argv[1] as string, ...parsed.argv];
+const { main } = await import('./main.js');
+process.exitCode = await main(process.argv.slice(2), { version: version() });

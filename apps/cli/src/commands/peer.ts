@@ -1,0 +1,245 @@
+import { readFileSync } from 'node:fs';
+import {
+  applyEnvFile,
+  getActiveProfileName,
+  getSecret,
+  readConfigData,
+  readConfigDocument,
+  readEnvFile,
+  setConfigValue,
+  setEnvValue,
+  writeConfigDocument,
+} from '@hermes/config';
+import type { CommandContext, CommandOptions, Positional } from '../context.js';
+import { textArg } from '../context.js';
+import { CliError, usageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { withProgress } from '../output/progress.js';
+import { PeerError, parsePeerTarget, peerBaseUrl, sendPeerDm } from '../peer/peer-client.js';
+
+/** Peer names: a lowercase slug of at most 64 characters. */
+const PEER_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const PROFILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** `HERMES_PEER_<NAME>_KEY`, or `HERMES_PEER_<NAME>__<PROFILE>_KEY` for one of its profiles. */
+export function peerKeyName(peer: string, profile?: string): string {
+  const part = (value: string) => value.toUpperCase().replace(/-/g, '_');
+  return profile && profile !== 'default'
+    ? `HERMES_PEER_${part(peer)}__${part(profile)}_KEY`
+    : `HERMES_PEER_${part(peer)}_KEY`;
+}
+
+interface PeerEntry {
+  readonly name: string;
+  readonly url: string;
+}
+
+function readPeers(home: string): PeerEntry[] {
+  const section = readConfigData(home).bot_peers;
+  if (!section || typeof section !== 'object' || Array.isArray(section)) return [];
+  const peers: PeerEntry[] = [];
+  for (const [name, value] of Object.entries(section as Record<string, unknown>)) {
+    const url =
+      typeof value === 'string'
+        ? value
+        : value && typeof value === 'object'
+          ? (value as { url?: unknown }).url
+          : undefined;
+    if (typeof url === 'string') peers.push({ name, url });
+  }
+  return peers.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function validateUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw usageError(`"${raw}" is not a URL`, "Give the peer's API server, e.g. http://host:8642");
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw usageError(`a peer URL must be http:// or https://, not ${url.protocol}`);
+  }
+  if (url.username || url.password) {
+    throw usageError(
+      'a peer URL must not carry credentials',
+      'Pass the key with --key or --key-stdin',
+    );
+  }
+  if (url.search || url.hash) throw usageError('a peer URL must not have a query or fragment');
+  return url.toString().replace(/\/+$/, '');
+}
+
+function validateName(raw: string): string {
+  const name = raw.trim().toLowerCase();
+  if (!PEER_NAME.test(name)) {
+    throw usageError(
+      `invalid peer name "${raw}"`,
+      'Use 1-64 characters from a-z, 0-9, "-" and "_"',
+    );
+  }
+  return name;
+}
+
+export async function peerAdd(
+  context: CommandContext,
+  args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  const name = validateName(textArg(args, 0));
+  const url = validateUrl(textArg(args, 1));
+  let key = typeof options.key === 'string' ? options.key : undefined;
+  if (options.keyStdin === true) key = readFileSync(0, 'utf8').trim();
+  if (key !== undefined && key.trim() === '') throw usageError('the key is empty');
+  setConfigValue(`bot_peers.${name}`, { url }, context.home);
+  const keyName = peerKeyName(name);
+  if (key !== undefined) setEnvValue(keyName, key.trim(), context.home);
+  const hasKey =
+    key !== undefined || readEnvFile(context.home)[keyName] !== undefined || !!process.env[keyName];
+  const { output } = context;
+  if (output.json) {
+    output.printJson({ peer: name, url, key_env: keyName, key_set: hasKey });
+    return EXIT.ok;
+  }
+  output.line(`Added peer ${output.styles.bold(name)} (${url}).`);
+  if (!hasKey) output.warn(`no key yet: set ${keyName} (hermes config set ${keyName} <key>)`);
+  return EXIT.ok;
+}
+
+export async function peerList(context: CommandContext): Promise<number> {
+  const env = readEnvFile(context.home);
+  const peers = readPeers(context.home).map((peer) => {
+    const keyName = peerKeyName(peer.name);
+    return {
+      ...peer,
+      key_env: keyName,
+      key_set: env[keyName] !== undefined || !!process.env[keyName],
+    };
+  });
+  const { output } = context;
+  if (output.json) {
+    output.printJson({ peers });
+    return EXIT.ok;
+  }
+  if (peers.length === 0) {
+    output.note('No peers yet. Add one with: hermes peer add <name> <url> --key <key>');
+    return EXIT.ok;
+  }
+  const styles = output.styles;
+  output.table(
+    [
+      {
+        header: 'PEER',
+        value: (row: (typeof peers)[number]) => row.name,
+        style: (text) => styles.bold(text),
+      },
+      { header: 'URL', value: (row) => row.url, flexible: true },
+      {
+        header: 'KEY',
+        value: (row) => (row.key_set ? row.key_env : `missing (${row.key_env})`),
+        style: (text, row) => (row.key_set ? text : styles.yellow(text)),
+      },
+    ],
+    peers,
+  );
+  return EXIT.ok;
+}
+
+function unknownPeer(name: string): CliError {
+  return new CliError({
+    code: 'unknown_peer',
+    message: `No peer named '${name}'. Run: hermes peer list`,
+  });
+}
+
+export async function peerRemove(context: CommandContext, args: Positional): Promise<number> {
+  const name = textArg(args, 0).trim().toLowerCase();
+  if (!readPeers(context.home).some((peer) => peer.name === name)) throw unknownPeer(name);
+  const { document } = readConfigDocument(context.home);
+  document.deleteIn(['bot_peers', name]);
+  writeConfigDocument(document, context.home);
+  setEnvValue(peerKeyName(name), undefined, context.home);
+  if (context.output.json) context.output.printJson({ peer: name, removed: true });
+  else context.output.line(`Removed peer ${name}.`);
+  return EXIT.ok;
+}
+
+export async function peerDm(
+  context: CommandContext,
+  args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  const targetText = textArg(args, 0);
+  const message = textArg(args, 1);
+  const parsed = parsePeerTarget(targetText);
+  if (
+    !parsed ||
+    !PEER_NAME.test(parsed.peer) ||
+    (parsed.profile !== undefined && !PROFILE_NAME.test(parsed.profile))
+  ) {
+    throw usageError(`invalid target "${targetText}"`, 'Use <peer> or <peer>/<profile>');
+  }
+  if (message.trim() === '') throw usageError('the message is empty');
+  const peer = readPeers(context.home).find((entry) => entry.name === parsed.peer);
+  if (!peer) throw unknownPeer(parsed.peer);
+  applyEnvFile(context.home);
+  const profileKey = parsed.profile ? peerKeyName(parsed.peer, parsed.profile) : undefined;
+  const key =
+    (profileKey ? getSecret(profileKey) : undefined) ?? getSecret(peerKeyName(parsed.peer));
+  if (!key) {
+    throw new CliError({
+      code: 'missing_peer_key',
+      message: `No API key for peer '${parsed.peer}'${parsed.profile ? ` (profile ${parsed.profile})` : ''}`,
+      hint: `Set ${profileKey ?? peerKeyName(parsed.peer)}: hermes config set ${profileKey ?? peerKeyName(parsed.peer)} <key>`,
+    });
+  }
+  const author =
+    typeof options.author === 'string'
+      ? options.author
+      : process.env.HERMES_PEER_AUTHOR?.trim() || undefined;
+  const dmTimeout = typeof options.timeout === 'number' ? options.timeout : undefined;
+  const { output } = context;
+  let result: Awaited<ReturnType<typeof sendPeerDm>>;
+  try {
+    result = await withProgress(output, `Waiting for ${targetText}`, () =>
+      sendPeerDm({
+        target: { name: parsed.peer, baseUrl: peerBaseUrl(peer.url, parsed.profile), key },
+        message,
+        author,
+        senderProfile: getActiveProfileName(context.home),
+        ...(dmTimeout !== undefined
+          ? {
+              timeoutsS: {
+                dm: dmTimeout,
+                accept: Math.min(30, dmTimeout),
+                list: Math.min(30, dmTimeout),
+              },
+            }
+          : {}),
+      }),
+    );
+  } catch (error) {
+    if (error instanceof PeerError) {
+      throw new CliError({
+        code: `peer_${error.kind}`,
+        message: error.message,
+        exitCode: error.kind === 'timeout' ? EXIT.timeout : EXIT.failure,
+      });
+    }
+    throw error;
+  }
+  if (output.json) {
+    output.printJson({
+      peer: parsed.peer,
+      profile: parsed.profile ?? null,
+      session_id: result.sessionId,
+      created: result.created,
+      reply: result.reply,
+      silence: result.silence,
+    });
+    return EXIT.ok;
+  }
+  if (result.silence === 'no_reply') output.line('(no reply)');
+  else if (result.silence === null) output.line(result.reply);
+  return EXIT.ok;
+}

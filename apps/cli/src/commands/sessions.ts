@@ -1,0 +1,360 @@
+import { writeFile } from 'node:fs/promises';
+import type { MessageRecord, SessionListItem, SessionRecord } from '@hermes/session-store';
+import type { CommandContext, CommandOptions, Positional } from '../context.js';
+import { textArg } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { formatAge, formatTime, oneLine } from '../output/format.js';
+import { confirm } from '../prompt.js';
+import { allMessages, resolveSession, withStore } from '../store.js';
+
+function sessionJson(session: SessionRecord | SessionListItem) {
+  return {
+    id: session.id,
+    title: session.title,
+    source: session.source,
+    model: session.model,
+    cwd: session.cwd,
+    started_at: session.startedAt,
+    last_active: 'lastActive' in session ? session.lastActive : session.lastActivityAt,
+    ended_at: session.endedAt,
+    end_reason: session.endReason,
+    message_count: session.messageCount,
+    tool_call_count: session.toolCallCount,
+    input_tokens: session.inputTokens,
+    output_tokens: session.outputTokens,
+    archived: session.archived === 1,
+    hidden: session.hidden === 1,
+    pinned: session.pinned === 1,
+    parent_session_id: session.parentSessionId,
+    lineage_root_id: session.lineageRootId,
+    ...('preview' in session ? { preview: session.preview } : {}),
+  };
+}
+
+function messageJson(message: MessageRecord) {
+  let toolCalls: unknown = null;
+  if (message.toolCalls) {
+    try {
+      toolCalls = JSON.parse(message.toolCalls) as unknown;
+    } catch {
+      toolCalls = message.toolCalls;
+    }
+  }
+  return {
+    id: message.id,
+    role: message.role,
+    content: message.content,
+    tool_calls: toolCalls,
+    tool_call_id: message.toolCallId,
+    tool_name: message.toolName,
+    reasoning: message.reasoning,
+    timestamp: message.timestamp,
+    display_kind: message.displayKind,
+  };
+}
+
+export async function sessionsList(
+  context: CommandContext,
+  _args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  const limit = typeof options.limit === 'number' ? options.limit : 20;
+  const page = await withStore(context.home, async (store) =>
+    store.listSessionsRich({
+      limit,
+      offset: typeof options.offset === 'number' ? options.offset : 0,
+      includeTotal: true,
+      ...(options.archived === true ? { archivedOnly: true } : {}),
+      ...(options.all === true ? { includeArchived: true, includeHidden: true } : {}),
+      ...(typeof options.source === 'string' ? { source: options.source } : {}),
+      ...(typeof options.search === 'string' ? { searchQuery: options.search } : {}),
+    }),
+  );
+  const { output } = context;
+  if (output.json) {
+    output.printJson({
+      sessions: page.sessions.map(sessionJson),
+      total: page.total,
+      has_more: page.hasMore,
+    });
+    return EXIT.ok;
+  }
+  if (page.sessions.length === 0) {
+    output.note(
+      options.all === true || options.archived === true
+        ? 'No sessions.'
+        : 'No sessions yet. Start one with: hermes chat (archived and hidden ones: --all)',
+    );
+    return EXIT.ok;
+  }
+  const styles = output.styles;
+  output.table(
+    [
+      { header: 'ID', value: (row: SessionListItem) => row.id, style: (text) => styles.cyan(text) },
+      {
+        header: 'TITLE',
+        value: (row) => row.title ?? oneLine(row.preview, 50) ?? '',
+        flexible: true,
+        style: (text, row) => (row.title ? text : styles.dim(text)),
+      },
+      { header: 'SOURCE', value: (row) => row.source },
+      { header: 'MSGS', value: (row) => String(row.messageCount), align: 'right' },
+      { header: 'ACTIVE', value: (row) => formatAge(row.lastActive) },
+      {
+        header: 'FLAGS',
+        value: (row) =>
+          [
+            row.pinned ? 'pinned' : '',
+            row.archived ? 'archived' : '',
+            row.hidden ? 'hidden' : '',
+            row.endedAt ? 'ended' : '',
+          ]
+            .filter(Boolean)
+            .join(','),
+      },
+    ],
+    page.sessions,
+  );
+  if (page.hasMore) {
+    output.note(
+      styles.dim(
+        `${page.total ?? 'more'} in all; more with --limit or --offset ${(typeof options.offset === 'number' ? options.offset : 0) + page.sessions.length}`,
+      ),
+    );
+  }
+  return EXIT.ok;
+}
+
+function renderToolCalls(raw: string | null): string[] {
+  if (!raw) return [];
+  try {
+    const calls = JSON.parse(raw) as { function?: { name?: string; arguments?: string } }[];
+    return calls.map(
+      (call) => `→ ${call.function?.name ?? 'tool'}(${oneLine(call.function?.arguments, 60)})`,
+    );
+  } catch {
+    return [];
+  }
+}
+
+export async function sessionsShow(
+  context: CommandContext,
+  args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  const limit = typeof options.limit === 'number' ? options.limit : 50;
+  const { session, messages, tip } = await withStore(context.home, async (store) => {
+    const found = resolveSession(store, textArg(args, 0));
+    const all = limit === 0 ? [] : allMessages(store, found.id);
+    return { session: found, messages: all.slice(-limit), tip: store.getCompressionTip(found.id) };
+  });
+  const { output } = context;
+  if (output.json) {
+    output.printJson({
+      session: sessionJson(session),
+      compression_tip: tip !== session.id ? tip : null,
+      messages: limit === 0 ? [] : messages.map(messageJson),
+    });
+    return EXIT.ok;
+  }
+  const styles = output.styles;
+  output.line(`${styles.bold(session.title ?? '(untitled)')}  ${styles.cyan(session.id)}`);
+  output.line(
+    styles.dim(
+      [
+        `source ${session.source}`,
+        session.model ? `model ${session.model}` : '',
+        `started ${formatTime(session.startedAt)}`,
+        `${session.messageCount} messages`,
+        session.archived ? 'archived' : '',
+        session.hidden ? 'hidden' : '',
+        session.endReason ? `ended: ${session.endReason}` : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    ),
+  );
+  if (tip !== session.id)
+    output.line(styles.yellow(`Compressed; the conversation continues in ${tip}`));
+  if (limit === 0) return EXIT.ok;
+  if (messages.length < session.messageCount) {
+    output.line(
+      styles.dim(`… ${session.messageCount - messages.length} earlier messages (--limit)`),
+    );
+  }
+  for (const message of messages) {
+    const role =
+      message.role === 'user'
+        ? styles.green('you')
+        : message.role === 'assistant'
+          ? styles.magenta('hermes')
+          : styles.dim(message.role + (message.toolName ? ` ${message.toolName}` : ''));
+    output.line();
+    output.line(`${role} ${styles.dim(formatTime(message.timestamp))}`);
+    const content =
+      message.role === 'tool' ? oneLine(message.content, 200) : (message.content ?? '');
+    if (content) output.line(message.role === 'tool' ? styles.dim(content) : content);
+    for (const call of renderToolCalls(message.toolCalls)) output.line(styles.dim(call));
+  }
+  return EXIT.ok;
+}
+
+export async function sessionsSearch(
+  context: CommandContext,
+  args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  const query = textArg(args, 0);
+  const result = await withStore(context.home, async (store) =>
+    store.searchMessages(query, { limit: typeof options.limit === 'number' ? options.limit : 20 }),
+  );
+  const { output } = context;
+  if (output.json) {
+    output.printJson({
+      query,
+      mode: result.mode,
+      hits: result.hits.map((hit) => ({
+        session_id: hit.sessionId,
+        session_title: hit.session.title,
+        message_id: hit.messageId,
+        role: hit.role,
+        snippet: hit.snippet,
+        timestamp: hit.timestamp,
+      })),
+    });
+    return EXIT.ok;
+  }
+  if (result.hits.length === 0) {
+    output.note(`Nothing found for "${query}".`);
+    return EXIT.ok;
+  }
+  const styles = output.styles;
+  for (const hit of result.hits) {
+    const snippet = hit.snippet.replace(/>>>(.*?)<<</g, (_, match: string) =>
+      styles.bold(styles.yellow(match)),
+    );
+    output.line(
+      `${styles.cyan(hit.sessionId)} ${styles.dim(`${hit.session.title ?? '(untitled)'} · ${hit.role} · ${formatTime(hit.timestamp)}`)}`,
+    );
+    output.line(`  ${oneLine(snippet, 400)}`);
+  }
+  if (result.mode === 'like') {
+    output.warn('the search index is being rebuilt; results come from a slower plain-text scan');
+  }
+  return EXIT.ok;
+}
+
+export async function sessionsRename(context: CommandContext, args: Positional): Promise<number> {
+  const title = textArg(args, 1).trim();
+  const session = await withStore(context.home, async (store) => {
+    const found = resolveSession(store, textArg(args, 0));
+    await store.setTitle(found.id, title, { source: 'user' });
+    return store.requireSession(found.id);
+  });
+  if (context.output.json) context.output.printJson({ session: sessionJson(session) });
+  else context.output.line(`Renamed ${session.id} to "${session.title}".`);
+  return EXIT.ok;
+}
+
+type Flag = 'archive' | 'unarchive' | 'hide' | 'unhide';
+
+export function sessionsFlag(flag: Flag) {
+  return async (context: CommandContext, args: Positional): Promise<number> => {
+    const { session, changed } = await withStore(context.home, async (store) => {
+      const found = resolveSession(store, textArg(args, 0));
+      let count: number;
+      if (flag === 'archive' || flag === 'unarchive')
+        count = await store.setArchived(found.id, flag === 'archive');
+      else count = await store.setHidden(found.id, flag === 'hide');
+      return { session: store.requireSession(found.id), changed: count };
+    });
+    if (context.output.json) {
+      context.output.printJson({ session: sessionJson(session), changed });
+      return EXIT.ok;
+    }
+    const past = { archive: 'Archived', unarchive: 'Unarchived', hide: 'Hid', unhide: 'Unhid' }[
+      flag
+    ];
+    context.output.line(
+      `${past} ${session.id}${changed > 1 ? ` (and ${changed - 1} more of its compression lineage)` : ''}.`,
+    );
+    return EXIT.ok;
+  };
+}
+
+export async function sessionsDelete(
+  context: CommandContext,
+  args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  return withStore(context.home, async (store) => {
+    const session = resolveSession(store, textArg(args, 0));
+    const label = session.title ? `"${session.title}" (${session.id})` : session.id;
+    const confirmed = await confirm(
+      `Delete session ${label} and its ${session.messageCount} messages?`,
+      {
+        yes: options.yes === true,
+      },
+    );
+    if (!confirmed) {
+      context.output.note('Nothing deleted.');
+      return EXIT.failure;
+    }
+    await store.deleteSession(session.id);
+    if (context.output.json) context.output.printJson({ id: session.id, deleted: true });
+    else context.output.line(`Deleted ${label}.`);
+    return EXIT.ok;
+  });
+}
+
+function markdownOf(session: SessionRecord, messages: readonly MessageRecord[]): string {
+  const lines = [`# ${session.title ?? session.id}`, ''];
+  lines.push(`- id: \`${session.id}\``, `- source: ${session.source}`);
+  if (session.model) lines.push(`- model: ${session.model}`);
+  lines.push(`- started: ${new Date(session.startedAt * 1000).toISOString()}`, '');
+  for (const message of messages) {
+    const heading =
+      message.role === 'user'
+        ? 'User'
+        : message.role === 'assistant'
+          ? 'Assistant'
+          : message.role === 'tool'
+            ? `Tool result${message.toolName ? ` (${message.toolName})` : ''}`
+            : message.role[0]?.toUpperCase() + message.role.slice(1);
+    lines.push(`## ${heading}`, '');
+    if (message.role === 'tool') lines.push('```', message.content ?? '', '```', '');
+    else if (message.content) lines.push(message.content, '');
+    for (const call of renderToolCalls(message.toolCalls))
+      lines.push(`- ${call.replace(/^→ /, 'calls ')}`);
+    if (message.toolCalls) lines.push('');
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+export async function sessionsExport(
+  context: CommandContext,
+  args: Positional,
+  options: CommandOptions,
+): Promise<number> {
+  const format = options.format === 'md' ? 'md' : 'jsonl';
+  const { session, messages } = await withStore(context.home, async (store) => {
+    const found = resolveSession(store, textArg(args, 0));
+    return { session: found, messages: allMessages(store, found.id) };
+  });
+  const text =
+    format === 'md'
+      ? markdownOf(session, messages)
+      : `${[
+          JSON.stringify({ type: 'session', ...sessionJson(session) }),
+          ...messages.map((message) =>
+            JSON.stringify({ type: 'message', ...messageJson(message) }),
+          ),
+        ].join('\n')}\n`;
+  if (typeof options.output === 'string') {
+    await writeFile(options.output, text, { mode: 0o600 });
+    context.output.note(`Wrote ${messages.length} messages to ${options.output}`);
+  } else {
+    process.stdout.write(text);
+  }
+  return EXIT.ok;
+}

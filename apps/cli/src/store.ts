@@ -1,0 +1,86 @@
+import path from 'node:path';
+import {
+  MESSAGES_MAX_LIMIT,
+  type MessageRecord,
+  openSessionStore,
+  type SessionRecord,
+  type SessionStore,
+} from '@hermes/session-store';
+import { CliError } from './errors.js';
+
+/** Opens the profile's `state.db` (created when missing; shared safely with a running gateway). */
+export function openStore(home: string): Promise<SessionStore> {
+  return openSessionStore({ path: path.join(home, 'state.db') });
+}
+
+/** Runs `work` with the profile's store and always closes it. */
+export async function withStore<T>(
+  home: string,
+  work: (store: SessionStore) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(home);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Finds the session a person named: an exact id, an exact title (hidden ones too), the newest of a
+ * numbered title lineage (`Trip #2`), or a unique id prefix. Unknown → `session_not_found` (exit 1);
+ * a prefix that fits several → `session_ambiguous`, listing them.
+ */
+export function resolveSession(store: SessionStore, reference: string): SessionRecord {
+  const wanted = reference.trim();
+  if (wanted === '') {
+    throw new CliError({
+      code: 'usage',
+      message: 'a session id or title is required',
+      exitCode: 2,
+    });
+  }
+  const byId = store.getSession(wanted);
+  if (byId) return byId;
+  const byTitle =
+    store.getSessionByTitle(wanted, { includeHidden: true }) ?? store.resolveSessionByTitle(wanted);
+  if (byTitle) return byTitle;
+  const page = store.listSessionsRich({
+    idQuery: wanted,
+    includeArchived: true,
+    includeHidden: true,
+    includeChildren: true,
+    projectCompressionTips: false,
+    limit: 20,
+  });
+  const matches = page.sessions.filter((session) => session.id.startsWith(wanted));
+  if (matches.length === 1 && matches[0]) return store.requireSession(matches[0].id);
+  if (matches.length > 1) {
+    throw new CliError({
+      code: 'session_ambiguous',
+      message: `"${wanted}" matches ${matches.length} sessions: ${matches
+        .slice(0, 5)
+        .map((session) => session.id)
+        .join(', ')}${matches.length > 5 ? ', …' : ''}`,
+      hint: 'Give more of the id, or the exact title',
+    });
+  }
+  throw new CliError({
+    code: 'session_not_found',
+    message: `no session matches "${wanted}"`,
+    hint: 'List them with: hermes sessions list (--all includes archived and hidden ones)',
+  });
+}
+
+/** Every active message of a session, oldest first (paged through the store's limit). */
+export function allMessages(store: SessionStore, sessionId: string): MessageRecord[] {
+  const messages: MessageRecord[] = [];
+  let afterId = 0;
+  for (;;) {
+    const page = store.getMessages(sessionId, { afterId, limit: MESSAGES_MAX_LIMIT });
+    messages.push(...page);
+    const last = page.at(-1);
+    if (page.length < MESSAGES_MAX_LIMIT || !last) return messages;
+    afterId = last.id;
+  }
+}

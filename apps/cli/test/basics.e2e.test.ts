@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/exit-codes.js';
+import { parseJson, runCli, testHome } from './helpers.js';
+
+const VERSION = (
+  JSON.parse(readFileSync(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version;
+
+describe('hermes basics', () => {
+  it('prints its version and help, exit 0', async () => {
+    const { env } = await testHome();
+    const version = await runCli(['--version'], { env });
+    expect(version).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    const help = await runCli(['--help'], { env });
+    expect(help.code).toBe(0);
+    for (const command of ['chat', 'gateway', 'sessions', 'peer', 'profile', 'tools', 'config', 'update', 'doctor']) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    expect(help.stdout).toContain('Exit codes: 0 ok, 1 failure');
+    const sub = await runCli(['sessions', 'export', '--help'], { env });
+    expect(sub.stdout).toContain('--format <format>');
+  });
+
+  it('answers a usage mistake with exit 2 and a pointer to --help, never a stack', async () => {
+    const { env } = await testHome();
+    for (const args of [
+      ['bogus'],
+      ['sessions', 'show'],
+      ['sessions', 'list', '--limit', 'many'],
+      ['sessions', 'export', 'x', '--format', 'pdf'],
+      ['gateway', 'start', '--port', '70000'],
+      ['chat', '--wait'],
+    ]) {
+      const result = await runCli(args, { env });
+      expect(result.code, args.join(' ')).toBe(EXIT.usage);
+      expect(result.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('shows help and exits 2 when run bare without a terminal', async () => {
+    const { env } = await testHome();
+    const result = await runCli([], { env });
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stderr).toContain('Usage: hermes');
+  });
+
+  it('refuses a bad profile name with 2 and an unknown profile with 1, saying what to do', async () => {
+    const { env } = await testHome();
+    const bad = await runCli(['-p', '../etc', 'sessions', 'list'], { env });
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.stderr).toContain('invalid profile name');
+    const unknown = await runCli(['--profile=ghost', 'sessions', 'list'], { env });
+    expect(unknown.code).toBe(EXIT.failure);
+    expect(unknown.stderr).toContain('hermes profile create ghost');
+    const missing = await runCli(['sessions', 'list', '-p'], { env });
+    expect(missing.code).toBe(EXIT.usage);
+  });
+
+  it('prints plain text to a pipe and colour only when forced', async () => {
+    const { env } = await testHome();
+    const plain = await runCli(['profile', 'list'], { env });
+    expect(plain.stdout).not.toContain('\u001b[');
+    const { NO_COLOR: _unset, ...withoutNoColor } = env;
+    const forced = await runCli(['profile', 'list'], { env: { ...withoutNoColor, FORCE_COLOR: '1' } });
+    expect(forced.stdout).toContain('\u001b[1m');
+    const noColorWins = await runCli(['profile', 'list', '--no-color'], {
+      env: { ...withoutNoColor, FORCE_COLOR: '1' },
+    });
+    expect(noColorWins.stdout).not.toContain('\u001b[');
+  });
+
+  it('prints an error as JSON on stdout under --json, with the exit code', async () => {
+    const { env } = await testHome();
+    const result = await runCli(['sessions', 'show', 'nope', '--json'], { env });
+    expect(result.code).toBe(EXIT.failure);
+    expect(parseJson(result)).toEqual({
+      error: {
+        code: 'session_not_found',
+        message: 'no session matches "nope"',
+        hint: expect.stringContaining('hermes sessions list'),
+      },
+    });
+  });
+
+  it('shows a stack trace for an error only with --debug', async () => {
+    const { env, home } = await testHome();
+    // A config.yaml that is a folder cannot be read: an error from @hermes/config.
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(path.join(home, 'config.yaml'));
+    const quiet = await runCli(['config', 'get', 'model'], { env });
+    expect(quiet.code).toBe(EXIT.failure);
+    expect(quiet.stderr).not.toMatch(/\n\s+at /);
+    const loud = await runCli(['--debug', 'config', 'get', 'model'], { env });
+    expect(loud.code).toBe(EXIT.failure);
+    expect(loud.stderr).toMatch(/\n\s+at /);
+  });
+});

@@ -1,0 +1,77 @@
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/exit-codes.js';
+import { parseJson, runCli, testHome } from './helpers.js';
+
+describe('hermes config', () => {
+  it('sets values with their YAML types, keeps comments and unknown keys, and reads them back', async () => {
+    const { env, home } = await testHome();
+    await writeFile(path.join(home, 'config.yaml'), '# mine\ncustom_thing: 7 # keep\n');
+    expect((await runCli(['config', 'set', 'model.default', 'gpt-4.1'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'set', 'agent.max_turns', '30'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'set', 'toolsets', '[file, todo]'], { env })).code).toBe(0);
+    const text = await readFile(path.join(home, 'config.yaml'), 'utf8');
+    expect(text).toContain('# mine');
+    expect(text).toContain('custom_thing: 7 # keep');
+    expect(parseJson(await runCli(['config', 'get', 'model.default', '--json'], { env }))).toMatchObject({
+      value: 'gpt-4.1',
+    });
+    expect(parseJson(await runCli(['config', 'get', 'agent.max_turns', '--json'], { env }))).toMatchObject({
+      value: 30,
+    });
+    expect((await runCli(['config', 'get', 'toolsets'], { env })).stdout).toBe('- file\n- todo\n');
+  });
+
+  it('routes environment names to .env (0600) and masks secrets unless --reveal', async () => {
+    const { env, home } = await testHome();
+    const set = await runCli(['config', 'set', 'OPENAI_API_KEY', 'sk-secret-value-123'], { env });
+    expect(set.code).toBe(0);
+    expect(set.stdout).not.toContain('sk-secret');
+    expect(await readFile(path.join(home, '.env'), 'utf8')).toBe('OPENAI_API_KEY=sk-secret-value-123\n');
+    expect((await readFile(path.join(home, 'config.yaml'), 'utf8').catch(() => ''))).not.toContain('sk-secret');
+    expect((await runCli(['config', 'get', 'OPENAI_API_KEY'], { env })).stdout).toBe('********\n');
+    expect((await runCli(['config', 'get', 'OPENAI_API_KEY', '--reveal'], { env })).stdout).toBe('sk-secret-value-123\n');
+    await runCli(['config', 'set', 'model.api_key', 'sk-in-yaml-999'], { env });
+    const whole = await runCli(['config', 'get', '--json'], { env });
+    expect(whole.stdout).not.toContain('sk-in-yaml-999');
+  });
+
+  it('says how to set a key that is not set (exit 1) and refuses a malformed key', async () => {
+    const { env } = await testHome();
+    const missing = await runCli(['config', 'get', 'model.default'], { env });
+    expect(missing.code).toBe(EXIT.failure);
+    expect(missing.stderr).toContain('hermes config set model.default <value>');
+    expect((await runCli(['config', 'set', 'model..x', 'y'], { env })).code).toBe(EXIT.failure);
+  });
+
+  it('prints its paths', async () => {
+    const { env, home } = await testHome();
+    expect(parseJson(await runCli(['config', 'path', '--json'], { env }))).toEqual({
+      home,
+      config: path.join(home, 'config.yaml'),
+      env: path.join(home, '.env'),
+      state_db: path.join(home, 'state.db'),
+      logs: path.join(home, 'logs'),
+    });
+  });
+
+  it('edits config.yaml with $EDITOR and checks it afterwards', async () => {
+    const { env, home, userHome } = await testHome();
+    const editor = path.join(userHome, 'editor.sh');
+    await writeFile(editor, '#!/bin/sh\nprintf "model:\\n  default: edited\\n" > "$1"\n');
+    await chmod(editor, 0o755);
+    const ok = await runCli(['config', 'edit'], { env: { ...env, EDITOR: editor } });
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toContain('is valid');
+    expect(await readFile(path.join(home, 'config.yaml'), 'utf8')).toContain('default: edited');
+
+    const broken = path.join(userHome, 'broken.sh');
+    await writeFile(broken, '#!/bin/sh\nprintf "model: [unclosed\\n" > "$1"\n');
+    await chmod(broken, 0o755);
+    const bad = await runCli(['config', 'edit'], { env: { ...env, VISUAL: broken } });
+    expect(bad.code).toBe(EXIT.failure);
+    expect(bad.stderr).toMatch(/config\.yaml:\d+:\d+: invalid YAML/);
+    expect(bad.stderr).toContain('hermes config edit');
+  });
+});

@@ -57,6 +57,14 @@ const program = new Command('hermes-tui-bridge')
     `stdio: how long running turns may finish after the front end closes its end (default ${DEFAULT_DRAIN_TIMEOUT_MS / 1000})`,
     seconds,
   )
+  .addOption(
+    new Option(
+      '--relay-turn-wait <seconds>',
+      'bot relay: how long a delivery waits for a busy Bot Chat (default 120)',
+    )
+      .argParser(seconds)
+      .hideHelp(),
+  )
   .showHelpAfterError();
 
 program.parse();
@@ -67,7 +75,12 @@ const options = program.opts<{
   host?: string;
   token?: string;
   drainTimeout?: number;
+  relayTurnWait?: number;
 }>();
+const botRelay =
+  options.relayTurnWait !== undefined
+    ? { botRelay: { turnWaitMs: options.relayTurnWait * 1000 } }
+    : {};
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`hermes-tui-bridge: ${message}\n`);
@@ -101,6 +114,7 @@ if (options.port === undefined) {
   const running = runBridge({
     home,
     surface: options.surface,
+    ...botRelay,
     ...(options.drainTimeout !== undefined ? { drainTimeoutMs: options.drainTimeout * 1000 } : {}),
   });
   stop = () => running.close();
@@ -118,6 +132,7 @@ if (options.port === undefined) {
     const server = await startWebSocketBridge({
       home,
       surface: options.surface,
+      ...botRelay,
       host,
       port: options.port,
       token: options.token ?? (generated as string),

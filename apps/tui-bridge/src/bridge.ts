@@ -24,6 +24,8 @@ export interface BridgeOptions {
   readonly surface?: BridgeSurface;
   /** Where diagnostics go (never stdout: on stdio that is the protocol). Default stderr. */
   readonly log?: (line: string) => void;
+  /** Bot relay delivery bounds (default 120 s turn wait, 600 s per attempt). */
+  readonly botRelay?: { readonly turnWaitMs?: number; readonly attemptTimeoutMs?: number };
 }
 
 /**
@@ -49,7 +51,7 @@ export class Bridge {
       approve: (request, signal) => this.#requestApproval(request, signal),
       warn: (message) => this.log(message),
     });
-    this.#methods = createMethodTable(this);
+    this.#methods = createMethodTable(this, { botRelay: options.botRelay ?? {} });
   }
 
   log(line: string): void {

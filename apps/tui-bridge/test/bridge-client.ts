@@ -18,10 +18,10 @@ export const TEST_TOKEN = 'test-token-0123456789abcdef';
 export class RpcErrorReply extends Error {
   constructor(
     readonly code: number,
-    message: string,
+    readonly rpcMessage: string,
     readonly data: unknown,
   ) {
-    super(`${code}: ${message}`);
+    super(`${code}: ${rpcMessage}`);
   }
 }
 

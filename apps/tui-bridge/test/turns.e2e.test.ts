@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { startModelServer, tempHome } from '@hermes/testkit';
+import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
@@ -16,7 +16,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-async function model(script: Parameters<typeof startModelServer>[0]['script']) {
+async function model(script: readonly ScriptedTurn[]) {
   const server = await startModelServer({ script });
   servers.push(server);
   return server;

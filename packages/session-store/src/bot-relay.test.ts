@@ -1,4 +1,4 @@
-import { readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
@@ -158,5 +158,17 @@ describe('bot relay', () => {
     expect(drained.swept).toBe(1);
     expect(drained.envelopes).toEqual([]);
     expect(await cleanupBotRelayArtifacts(24, { root: path.join(root, 'nowhere') })).toBe(0);
+  });
+
+  it('says which step failed when the folder cannot be used', async () => {
+    const root = (await tempHome()).path;
+    const relay = openBotRelay({ root });
+    await mkdir(path.join(root, BOT_RELAY_DIR, 'roster.json'), { recursive: true });
+    const rosterError = await relay.syncRoster([{ profile: 'work' }]).catch((error: unknown) => error);
+    expect(rosterError).toMatchObject({ code: 'storage_failed', operation: 'roster' });
+    const blocked = openBotRelay({ root: path.join(root, 'file-root') });
+    await writeFile(path.join(root, 'file-root'), 'not a folder');
+    const prepareError = await blocked.drain().catch((error: unknown) => error);
+    expect(prepareError).toMatchObject({ code: 'storage_failed', operation: 'prepare' });
   });
 });

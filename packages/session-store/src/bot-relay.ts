@@ -32,15 +32,31 @@ export type BotRelayErrorCode =
 
 const MARKER = Symbol.for('@hermes/session-store.bot-relay-error');
 
+export type BotRelayOperation =
+  | 'prepare'
+  | 'roster'
+  | 'queue'
+  | 'drain'
+  | 'read'
+  | 'requeue'
+  | 'reply';
+
 /** What the relay refuses or fails with; `code` is stable, the message names the envelope. */
 export class BotRelayError extends Error {
   readonly code: BotRelayErrorCode;
+  /** For `storage_failed`: what the relay was doing (`prepare` = creating or opening its folders). */
+  readonly operation: BotRelayOperation | undefined;
   readonly [MARKER] = true;
 
-  constructor(code: BotRelayErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: BotRelayErrorCode,
+    message: string,
+    options?: { cause?: unknown; operation?: BotRelayOperation },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.operation = options?.operation;
   }
 
   static isInstance(error: unknown): error is BotRelayError {
@@ -121,10 +137,11 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 }
 
-function storageFailure(what: string, error: unknown): BotRelayError {
+function storageFailure(operation: BotRelayOperation, what: string, error: unknown): BotRelayError {
   const detail = error instanceof Error ? error.message : String(error);
   return new BotRelayError('storage_failed', `bot relay: cannot ${what} (${detail})`, {
     cause: error,
+    operation,
   });
 }
 
@@ -191,7 +208,7 @@ export class BotRelay {
         await mkdir(this.#folder(folder), { recursive: true, mode: 0o700 });
       }
     } catch (error) {
-      throw storageFailure('create its folders', error);
+      throw storageFailure('prepare', 'create its folders', error);
     }
   }
 
@@ -215,7 +232,7 @@ export class BotRelay {
         mode: 0o600,
       });
     } catch (error) {
-      throw storageFailure('write the roster', error);
+      throw storageFailure('roster', 'write the roster', error);
     }
     return roster;
   }
@@ -267,7 +284,7 @@ export class BotRelay {
         mode: 0o600,
       });
     } catch (error) {
-      throw storageFailure('queue the envelope', error);
+      throw storageFailure('queue', 'queue the envelope', error);
     }
     return envelope;
   }
@@ -293,7 +310,7 @@ export class BotRelay {
         (name) => ENVELOPE_ID.test(name.replace(/\.json$/, '')) && name.endsWith('.json'),
       );
     } catch (error) {
-      throw storageFailure('read the outbox', error);
+      throw storageFailure('drain', 'read the outbox', error);
     }
     const queued: BotEnvelope[] = [];
     for (const name of names) {
@@ -316,7 +333,7 @@ export class BotRelay {
         await rename(this.#file('outbox', envelope.id), this.#file('claimed', envelope.id));
       } catch (error) {
         if (isMissing(error)) continue; // another drainer claimed it first
-        throw storageFailure('claim an envelope', error);
+        throw storageFailure('drain', 'claim an envelope', error);
       }
       if (now > envelope.expiresAt) {
         await this.reply(envelope.id, {
@@ -338,7 +355,7 @@ export class BotRelay {
     try {
       envelope = await readJson(file, EnvelopeSchema);
     } catch (error) {
-      throw storageFailure('read the claimed envelope', error);
+      throw storageFailure('read', 'read the claimed envelope', error);
     }
     if (!envelope)
       throw new BotRelayError('unknown_envelope', `bot relay: no claimed envelope ${id}`);
@@ -367,7 +384,7 @@ export class BotRelay {
       });
       await rename(this.#file('claimed', id), this.#file('outbox', id));
     } catch (failure) {
-      throw storageFailure('requeue the envelope', failure);
+      throw storageFailure('requeue', 'requeue the envelope', failure);
     }
     return true;
   }
@@ -386,7 +403,7 @@ export class BotRelay {
     try {
       await stat(claimedFile);
     } catch (error) {
-      if (!isMissing(error)) throw storageFailure('read the claim', error);
+      if (!isMissing(error)) throw storageFailure('reply', 'read the claim', error);
       claimedExists = false;
     }
     if (!claimedExists) {
@@ -420,8 +437,7 @@ export class BotRelay {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new BotRelayError('already_replied', `bot relay: envelope ${id} already has a reply`);
       }
-      if (isMissing(error)) await this.#ensure();
-      throw storageFailure('write the reply', error);
+      throw storageFailure('reply', 'write the reply', error);
     }
     await removeQuietly(claimedFile);
     return reply;
@@ -434,7 +450,7 @@ export class BotRelay {
     try {
       reply = await readJson(file, ReplySchema);
     } catch (error) {
-      throw storageFailure('read the reply', error);
+      throw storageFailure('read', 'read the reply', error);
     }
     if (reply) await removeQuietly(file);
     return reply;

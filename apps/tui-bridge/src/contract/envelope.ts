@@ -16,7 +16,7 @@ export const RequestSchema = v.object({
   jsonrpc: v.literal('2.0'),
   id: v.optional(RequestIdSchema),
   method: v.pipe(v.string(), v.minLength(1)),
-  params: v.optional(v.union([v.record(v.string(), v.unknown()), v.array(v.unknown())])),
+  params: v.optional(v.union([v.array(v.unknown()), v.record(v.string(), v.unknown())])),
 });
 export type RpcRequest = v.InferOutput<typeof RequestSchema>;
 

@@ -52,19 +52,19 @@ export const RPC_ERROR_CODES = {
   /** `profiles.list` failed. */
   profilesFailure: 5061,
 
-  /** Bot relay: the relay folder cannot be read or written. */
+  /** Bot relay: the relay folder (`<root>/bot_relay/`) cannot be created or opened. */
   botRelayStorage: 5090,
-  /** Bot relay: the roster could not be written. */
+  /** Bot relay: `roster.json` could not be written. */
   botRelayRosterWrite: 5091,
-  /** Bot relay: draining the outbox failed. */
+  /** Bot relay: the outbox could not be read or an envelope not claimed. */
   botRelayDrain: 5092,
-  /** Bot relay: delivery into the target Bot Chat failed. */
+  /** Bot relay: delivery failed before the turn (the claim unreadable, the target's store failing). */
   botRelayDeliver: 5093,
-  /** Bot relay: the reply could not be recorded. */
+  /** Bot relay: the reply file could not be written. */
   botRelayReplyWrite: 5094,
-  /** Bot relay: the delivered turn did not finish within the turn wait. */
+  /** Bot relay: the Bot Chat stayed busy past the turn wait (120 s). */
   botRelayTurnTimeout: 5095,
-  /** Bot relay: the delivered turn failed. */
+  /** Bot relay: the delivered turn failed or was cut off by the attempt timeout (600 s). */
   botRelayTurnFailed: 5096,
 } as const;
 

@@ -8,14 +8,17 @@ import { slashMethods } from './slash-methods.js';
 import { subagentMethods } from './subagent-methods.js';
 
 /** Every method's handler; params arrive already validated against the contract. */
-export function createMethodTable(bridge: Bridge): MethodTable {
+export function createMethodTable(
+  bridge: Bridge,
+  options: { botRelay: { turnWaitMs?: number; attemptTimeoutMs?: number } },
+): MethodTable {
   const table = {
     ...sessionMethods(bridge),
     ...promptMethods(bridge),
     ...slashMethods(bridge),
     ...subagentMethods(bridge),
     ...profileMethods(bridge),
-    ...botRelayMethods(bridge),
+    ...botRelayMethods(bridge, options.botRelay),
   };
   return table as unknown as { [K in keyof MethodTable]: MethodHandler };
 }

@@ -54,6 +54,13 @@ describe('usage and model metadata', () => {
     expect(row.estimatedCostUsd).toBeCloseTo(0.015, 10);
     expect(JSON.parse(row.toolNames ?? 'null')).toEqual(['browser', 'terminal', 'web_search']);
     expect(store.requireSession('s')).toEqual(row);
+    // An empty name means "not known" and keeps what is stored.
+    const kept = await store.recordUsage('s', { model: '', billingProvider: '', apiCalls: 1 });
+    expect(kept).toMatchObject({
+      model: 'gpt-test',
+      billingProvider: 'openrouter',
+      apiCallCount: 3,
+    });
   });
 
   it('refuses invalid usage and changes nothing', async () => {
@@ -68,7 +75,6 @@ describe('usage and model metadata', () => {
       { estimatedCostUsd: Number.POSITIVE_INFINITY },
       { toolNames: 'terminal' },
       { toolNames: [''] },
-      { model: '' },
       { inputToken: 3 }, // a typo must not be dropped silently
     ];
     for (const usage of invalid) {

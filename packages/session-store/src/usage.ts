@@ -4,7 +4,8 @@ import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import type { StoreContext } from './store-context.js';
 import { NonNegativeInteger, NonNegativeNumber, parseInput } from './validation.js';
 
-const OptionalText = v.optional(v.pipe(v.string(), v.minLength(1, 'a non-empty string')));
+/** An empty string means "not known": it leaves the stored value as it is. */
+const OptionalText = v.optional(v.string());
 
 /** What one model call (or a batch of them) used. Counters are added; names are replaced. */
 const UsageSchema = v.strictObject({
@@ -33,6 +34,7 @@ export interface UsageInput {
   /** Adds to the same counter stored assistant messages' `toolCalls` raise. */
   toolCalls?: number;
   estimatedCostUsd?: number;
+  /** Replaces the stored model; empty leaves it. */
   model?: string;
   billingProvider?: string;
   billingBaseUrl?: string;
@@ -60,9 +62,9 @@ export function recordUsage(context: StoreContext, sessionId: string, input: Usa
          api_call_count = api_call_count + @apiCalls,
          tool_call_count = tool_call_count + @toolCalls,
          estimated_cost_usd = estimated_cost_usd + @estimatedCostUsd,
-         model = coalesce(@model, model),
-         billing_provider = coalesce(@billingProvider, billing_provider),
-         billing_base_url = coalesce(@billingBaseUrl, billing_base_url),
+         model = coalesce(nullif(@model, ''), model),
+         billing_provider = coalesce(nullif(@billingProvider, ''), billing_provider),
+         billing_base_url = coalesce(nullif(@billingBaseUrl, ''), billing_base_url),
          tool_names = CASE WHEN @toolNames IS NULL THEN tool_names ELSE (
            SELECT json_group_array(value) FROM (
              SELECT value FROM json_each(coalesce(tool_names, '[]'))

@@ -23,6 +23,22 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
+// A failure nothing caught (a module that cannot load, a rejected promise) still ends as one line
+// and exit 1; --debug adds the stack.
+const debug = process.argv.includes('--debug');
+const crash = (error: unknown) => {
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  process.stderr.write(`hermes: unexpected error: ${message}\n`);
+  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  else
+    process.stderr.write(
+      '  Run again with --debug to see where it happened, and report it if it persists\n',
+    );
+  process.exit(EXIT_FAILURE);
+};
+process.on('uncaughtException', crash);
+process.on('unhandledRejection', crash);
+
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${version()}\n`);

@@ -5,7 +5,9 @@ import { EXIT } from '../src/exit-codes.js';
 import { parseJson, runCli, testHome } from './helpers.js';
 
 const VERSION = (
-  JSON.parse(readFileSync(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(path.join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
+    version: string;
+  }
 ).version;
 
 describe('hermes basics', () => {
@@ -15,7 +17,17 @@ describe('hermes basics', () => {
     expect(version).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
     const help = await runCli(['--help'], { env });
     expect(help.code).toBe(0);
-    for (const command of ['chat', 'gateway', 'sessions', 'peer', 'profile', 'tools', 'config', 'update', 'doctor']) {
+    for (const command of [
+      'chat',
+      'gateway',
+      'sessions',
+      'peer',
+      'profile',
+      'tools',
+      'config',
+      'update',
+      'doctor',
+    ]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     expect(help.stdout).toContain('Exit codes: 0 ok, 1 failure');
@@ -63,7 +75,9 @@ describe('hermes basics', () => {
     const plain = await runCli(['profile', 'list'], { env });
     expect(plain.stdout).not.toContain('\u001b[');
     const { NO_COLOR: _unset, ...withoutNoColor } = env;
-    const forced = await runCli(['profile', 'list'], { env: { ...withoutNoColor, FORCE_COLOR: '1' } });
+    const forced = await runCli(['profile', 'list'], {
+      env: { ...withoutNoColor, FORCE_COLOR: '1' },
+    });
     expect(forced.stdout).toContain('\u001b[1m');
     const noColorWins = await runCli(['profile', 'list', '--no-color'], {
       env: { ...withoutNoColor, FORCE_COLOR: '1' },

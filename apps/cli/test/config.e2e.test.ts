@@ -14,10 +14,14 @@ describe('hermes config', () => {
     const text = await readFile(path.join(home, 'config.yaml'), 'utf8');
     expect(text).toContain('# mine');
     expect(text).toContain('custom_thing: 7 # keep');
-    expect(parseJson(await runCli(['config', 'get', 'model.default', '--json'], { env }))).toMatchObject({
+    expect(
+      parseJson(await runCli(['config', 'get', 'model.default', '--json'], { env })),
+    ).toMatchObject({
       value: 'gpt-4.1',
     });
-    expect(parseJson(await runCli(['config', 'get', 'agent.max_turns', '--json'], { env }))).toMatchObject({
+    expect(
+      parseJson(await runCli(['config', 'get', 'agent.max_turns', '--json'], { env })),
+    ).toMatchObject({
       value: 30,
     });
     expect((await runCli(['config', 'get', 'toolsets'], { env })).stdout).toBe('- file\n- todo\n');
@@ -28,10 +32,16 @@ describe('hermes config', () => {
     const set = await runCli(['config', 'set', 'OPENAI_API_KEY', 'sk-secret-value-123'], { env });
     expect(set.code).toBe(0);
     expect(set.stdout).not.toContain('sk-secret');
-    expect(await readFile(path.join(home, '.env'), 'utf8')).toBe('OPENAI_API_KEY=sk-secret-value-123\n');
-    expect((await readFile(path.join(home, 'config.yaml'), 'utf8').catch(() => ''))).not.toContain('sk-secret');
+    expect(await readFile(path.join(home, '.env'), 'utf8')).toBe(
+      'OPENAI_API_KEY=sk-secret-value-123\n',
+    );
+    expect(await readFile(path.join(home, 'config.yaml'), 'utf8').catch(() => '')).not.toContain(
+      'sk-secret',
+    );
     expect((await runCli(['config', 'get', 'OPENAI_API_KEY'], { env })).stdout).toBe('********\n');
-    expect((await runCli(['config', 'get', 'OPENAI_API_KEY', '--reveal'], { env })).stdout).toBe('sk-secret-value-123\n');
+    expect((await runCli(['config', 'get', 'OPENAI_API_KEY', '--reveal'], { env })).stdout).toBe(
+      'sk-secret-value-123\n',
+    );
     await runCli(['config', 'set', 'model.api_key', 'sk-in-yaml-999'], { env });
     const whole = await runCli(['config', 'get', '--json'], { env });
     expect(whole.stdout).not.toContain('sk-in-yaml-999');

@@ -6,7 +6,12 @@ import { isProcessRunning, tempHome } from '@hermes/testkit';
 import { onTestFinished } from 'vitest';
 
 /** The built `hermes` bin: every e2e test runs it as a user would. */
-export const CLI_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin.js');
+export const CLI_BIN = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'dist',
+  'bin.js',
+);
 
 export interface CliResult {
   readonly code: number | null;
@@ -63,7 +68,11 @@ export function runCli(
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`hermes ${args.join(' ')} did not finish in time\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(
+        new Error(
+          `hermes ${args.join(' ')} did not finish in time\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+        ),
+      );
     }, options.timeoutMs ?? 45_000);
     child.once('error', reject);
     child.once('close', (code, signal) => {
@@ -79,7 +88,9 @@ export function parseJson<T = Record<string, unknown>>(result: CliResult): T {
   try {
     return JSON.parse(result.stdout) as T;
   } catch {
-    throw new Error(`stdout is not JSON (exit ${result.code}):\n${result.stdout}\nstderr:\n${result.stderr}`);
+    throw new Error(
+      `stdout is not JSON (exit ${result.code}):\n${result.stdout}\nstderr:\n${result.stderr}`,
+    );
   }
 }
 
@@ -96,7 +107,9 @@ export async function writeModelConfig(home: string, baseUrl: string, extra = ''
 export function killGatewayAfterTest(home: string): void {
   onTestFinished(async () => {
     try {
-      const record = JSON.parse(await readFile(path.join(home, 'gateway.pid'), 'utf8')) as { pid?: number };
+      const record = JSON.parse(await readFile(path.join(home, 'gateway.pid'), 'utf8')) as {
+        pid?: number;
+      };
       if (record.pid && isProcessRunning(record.pid)) process.kill(record.pid, 'SIGKILL');
     } catch {
       // No gateway left.
@@ -110,7 +123,10 @@ export interface PtySession {
   /** Everything the terminal showed so far, escapes removed. */
   screen(): string;
   /** Resolves with the first match in what the terminal shows from `fromIndex` on. */
-  waitFor(pattern: RegExp, options?: { timeoutMs?: number; from?: number }): Promise<RegExpMatchArray>;
+  waitFor(
+    pattern: RegExp,
+    options?: { timeoutMs?: number; from?: number },
+  ): Promise<RegExpMatchArray>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -166,7 +182,9 @@ export function spawnInPty(args: readonly string[], env: NodeJS.ProcessEnv): Pty
     waitFor(pattern, options = {}) {
       return new Promise((resolve, reject) => {
         const check = () => {
-          const match = screen().slice(options.from ?? 0).match(pattern);
+          const match = screen()
+            .slice(options.from ?? 0)
+            .match(pattern);
           if (match) {
             cleanup();
             resolve(match);

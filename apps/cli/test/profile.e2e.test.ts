@@ -16,9 +16,15 @@ describe('hermes profile', () => {
     const { env, home } = await testHome();
     const created = await runCli(['profile', 'create', 'Work', '--json'], { env });
     expect(created.code).toBe(0);
-    expect(parseJson(created)).toEqual({ profile: 'work', home: path.join(home, 'profiles', 'work'), sticky: false });
+    expect(parseJson(created)).toEqual({
+      profile: 'work',
+      home: path.join(home, 'profiles', 'work'),
+      sticky: false,
+    });
 
-    const listed = parseJson<{ profiles: ProfileRow[] }>(await runCli(['profile', 'list', '--json'], { env }));
+    const listed = parseJson<{ profiles: ProfileRow[] }>(
+      await runCli(['profile', 'list', '--json'], { env }),
+    );
     expect(listed.profiles.map((row) => [row.name, row.sticky, row.current])).toEqual([
       ['default', true, true],
       ['work', false, false],
@@ -30,10 +36,14 @@ describe('hermes profile', () => {
     expect((await runCli(['sessions', 'list'], { env })).code).toBe(0);
     expect(existsSync(path.join(home, 'profiles', 'work', 'state.db'))).toBe(true);
     expect(existsSync(path.join(home, 'state.db'))).toBe(false);
-    const shown = parseJson<{ profile: string; sticky: boolean }>(await runCli(['profile', 'show', '--json'], { env }));
+    const shown = parseJson<{ profile: string; sticky: boolean }>(
+      await runCli(['profile', 'show', '--json'], { env }),
+    );
     expect(shown).toMatchObject({ profile: 'work', sticky: true });
     // -p still picks another profile for one command.
-    expect(parseJson(await runCli(['-p', 'default', 'profile', 'show', '--json'], { env }))).toMatchObject({
+    expect(
+      parseJson(await runCli(['-p', 'default', 'profile', 'show', '--json'], { env })),
+    ).toMatchObject({
       profile: 'default',
     });
 
@@ -58,6 +68,8 @@ describe('hermes profile', () => {
     const unknown = await runCli(['profile', 'use', 'ghost'], { env });
     expect(unknown.code).toBe(EXIT.failure);
     expect(unknown.stderr).toContain('hermes profile create ghost');
-    expect((await runCli(['profile', 'delete', 'default', '--yes'], { env })).code).toBe(EXIT.failure);
+    expect((await runCli(['profile', 'delete', 'default', '--yes'], { env })).code).toBe(
+      EXIT.failure,
+    );
   });
 });

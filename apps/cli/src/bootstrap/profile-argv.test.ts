@@ -21,7 +21,11 @@ describe('extractProfileOption', () => {
 
   it('stops at "--"', () => {
     const result = extractProfileOption(['peer', 'dm', 'bob', '--', '-p', 'x']);
-    expect(result).toEqual({ ok: true, profile: undefined, argv: ['peer', 'dm', 'bob', '--', '-p', 'x'] });
+    expect(result).toEqual({
+      ok: true,
+      profile: undefined,
+      argv: ['peer', 'dm', 'bob', '--', '-p', 'x'],
+    });
   });
 
   it('refuses a missing name and two different names', () => {

@@ -22,7 +22,11 @@ describe('renderTable', () => {
   const columns = [
     { header: 'ID', value: (row: (typeof rows)[number]) => row.id },
     { header: 'TITLE', value: (row: (typeof rows)[number]) => row.title, flexible: true },
-    { header: 'N', value: (row: (typeof rows)[number]) => String(row.count), align: 'right' as const },
+    {
+      header: 'N',
+      value: (row: (typeof rows)[number]) => String(row.count),
+      align: 'right' as const,
+    },
   ];
 
   it('aligns columns and right-aligns numbers', () => {

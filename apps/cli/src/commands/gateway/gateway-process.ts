@@ -32,6 +32,13 @@ export function gatewayBinPath(): string {
   return path.join(path.dirname(manifest), relative);
 }
 
+/**
+ * The gateway's drain default when `restart_drain_timeout` is unset: the value of
+ * `DEFAULT_DRAIN_TIMEOUT_S` in `@hermes/gateway` (a test checks they agree). Importing the
+ * gateway for one number would load its whole server.
+ */
+export const GATEWAY_DEFAULT_DRAIN_TIMEOUT_S = 30;
+
 /** `--port`, `--host`, `--log-level`, `--drain-timeout` as the gateway takes them. */
 export function gatewayArgs(options: CommandOptions): string[] {
   const args: string[] = [];
@@ -98,15 +105,18 @@ export async function drainSecondsFor(
     const value = Number(args[flag + 1]);
     if (Number.isFinite(value) && value >= 0) return value;
   }
-  const { DEFAULT_DRAIN_TIMEOUT_S } = await import('@hermes/gateway');
   try {
     const { raw } = loadConfig({ home });
-    return coerceNumber(readGatewayKey(raw, 'restart_drain_timeout'), DEFAULT_DRAIN_TIMEOUT_S, {
-      min: 0,
-      max: 86_400,
-    });
+    return coerceNumber(
+      readGatewayKey(raw, 'restart_drain_timeout'),
+      GATEWAY_DEFAULT_DRAIN_TIMEOUT_S,
+      {
+        min: 0,
+        max: 86_400,
+      },
+    );
   } catch {
-    return DEFAULT_DRAIN_TIMEOUT_S;
+    return GATEWAY_DEFAULT_DRAIN_TIMEOUT_S;
   }
 }
 

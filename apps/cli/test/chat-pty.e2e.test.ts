@@ -1,0 +1,76 @@
+import { startModelServer } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/exit-codes.js';
+import { parseJson, runCli, spawnInPty, testHome, writeModelConfig } from './helpers.js';
+
+describe('hermes chat in a terminal', () => {
+  it('streams answers, brings /review findings back as a new turn, interrupts on Ctrl-C and leaves on Ctrl-D', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [
+        { text: 'Done: upload() now retries 3 times.' },
+        { text: 'REVIEW-FINDING: the retry delay is never reset.' },
+        { text: 'Acknowledged: I will reset the delay.' },
+        { text: 'alpha beta gamma delta epsilon zeta eta theta', chunkSize: 3, chunkDelayMs: 500 },
+        { text: 'still here' },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const chat = spawnInPty(['chat'], env);
+    await chat.waitFor(/\/help for commands/);
+
+    chat.write('Add retries to the uploader\r');
+    await chat.waitFor(/Done: upload\(\) now retries 3 times\./);
+
+    let mark = chat.screen().length;
+    chat.write('/review\r');
+    await chat.waitFor(/Review started\. Results will return here\./, { from: mark });
+    await chat.waitFor(/── Background result: Review recent work \(completed\) ──/, { from: mark });
+    await chat.waitFor(/REVIEW-FINDING: the retry delay is never reset\./, { from: mark });
+    await chat.waitFor(/Acknowledged: I will reset the delay\./, { from: mark });
+
+    mark = chat.screen().length;
+    chat.write('count slowly\r');
+    await chat.waitFor(/alp/, { from: mark });
+    chat.write('\u0003');
+    await chat.waitFor(/\(interrupted\)/, { from: mark });
+    expect(chat.screen().slice(mark)).not.toContain('theta');
+
+    // The chat goes on after an interrupt.
+    mark = chat.screen().length;
+    chat.write('are you there?\r');
+    await chat.waitFor(/still here/, { from: mark });
+
+    chat.write('\u0004');
+    const exit = await chat.exited;
+    expect(exit.code).toBe(0);
+
+    // Everything happened in one session: the review result re-entered it.
+    const sessions = parseJson<{ sessions: { id: string }[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    expect(sessions.sessions).toHaveLength(1);
+    const shown = parseJson<{ messages: { role: string; content: string | null }[] }>(
+      await runCli(['sessions', 'show', sessions.sessions[0]?.id ?? '', '--json'], { env }),
+    );
+    const users = shown.messages
+      .filter((message) => message.role === 'user')
+      .map((message) => message.content ?? '');
+    expect(users[0]).toBe('Add retries to the uploader');
+    expect(users[1]).toMatch(/^\[ASYNC DELEGATION BATCH COMPLETE — /);
+    expect(users[2]).toBe('count slowly');
+  });
+
+  it('leaves on two Ctrl-C at the prompt with exit 130', async () => {
+    const { env } = await testHome();
+    const chat = spawnInPty(['chat'], env);
+    await chat.waitFor(/\/help for commands/);
+    // No model configured: the banner says what to set.
+    expect(chat.screen()).toContain('no model configured');
+    chat.write('\u0003');
+    await chat.waitFor(/Ctrl-C again or Ctrl-D to leave/);
+    chat.write('\u0003');
+    const exit = await chat.exited;
+    expect(exit.code).toBe(EXIT.interrupted);
+  });
+});

@@ -1,0 +1,196 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { spawnProcess, startModelServer } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/exit-codes.js';
+import { CLI_BIN, parseJson, runCli, testHome, writeModelConfig } from './helpers.js';
+
+interface ChatMessage {
+  role: string;
+  content: unknown;
+}
+
+function userTexts(body: unknown): string[] {
+  const messages = (body as { messages?: ChatMessage[] }).messages ?? [];
+  return messages
+    .filter((message) => message.role === 'user')
+    .map((message) => String(message.content));
+}
+
+describe('hermes chat -q', () => {
+  it('prints the answer on stdout and tool activity on stderr, and stores the conversation', async () => {
+    const { env, home, userHome } = await testHome();
+    await writeFile(path.join(userHome, 'notes.txt'), 'hi from the notes\n');
+    const model = await startModelServer({
+      script: [
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] },
+        { text: 'The notes say hi.' },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const result = await runCli(['chat', '-q', 'What is in notes.txt?'], { env, cwd: userHome });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('The notes say hi.\n');
+    expect(result.stderr).toContain('⚙ read_file notes.txt');
+    // The tool really ran: its result went back to the model.
+    expect(JSON.stringify(model.modelRequests[1]?.body)).toContain('hi from the notes');
+    const listed = parseJson<{ sessions: { source: string; message_count: number }[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    expect(listed.sessions).toEqual([expect.objectContaining({ source: 'cli', message_count: 4 })]);
+  });
+
+  it('prints one JSON result with --json, reads the message from stdin with -q -, and continues with --continue', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [{ text: 'first answer' }, { text: 'second answer' }],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const first = await runCli(['chat', '-q', '-', '--json'], {
+      env,
+      input: 'remember the number 42\n',
+    });
+    expect(first.code).toBe(0);
+    const body = parseJson<{
+      session_id: string;
+      status: string;
+      final_response: string;
+      usage: { apiCalls: number };
+    }>(first);
+    expect(body).toMatchObject({
+      status: 'completed',
+      final_response: 'first answer',
+      usage: { apiCalls: 1 },
+    });
+    const second = await runCli(['chat', '--continue', '-q', 'what was the number?', '--json'], {
+      env,
+    });
+    expect(parseJson(second)).toMatchObject({
+      session_id: body.session_id,
+      final_response: 'second answer',
+    });
+    expect(userTexts(model.modelRequests[1]?.body)).toEqual([
+      'remember the number 42\n',
+      'what was the number?',
+    ]);
+    const resumed = await runCli(['chat', '--resume', 'no-such-session', '-q', 'hi'], { env });
+    expect(resumed.code).toBe(EXIT.failure);
+    expect(resumed.stderr).toContain('no session matches');
+  });
+
+  it('says which keys to set when no model is configured (exit 1) and creates no session', async () => {
+    const { env } = await testHome();
+    const result = await runCli(['chat', '-q', 'hello'], { env });
+    expect(result.code).toBe(EXIT.failure);
+    expect(result.stderr).toContain(
+      "model.base_url is not set — set it in config.yaml or run 'hermes config set model.base_url …'",
+    );
+    expect(parseJson(await runCli(['sessions', 'list', '--json'], { env }))).toMatchObject({
+      total: 0,
+    });
+  });
+
+  it("fails with the provider's message when the model refuses (exit 1)", async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [{ error: { status: 400, message: 'context too long' } }],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const result = await runCli(['chat', '-q', 'hello'], { env });
+    expect(result.code).toBe(EXIT.failure);
+    expect(result.stderr).toContain('context too long');
+    expect(result.stdout).toBe('');
+  });
+
+  it('stops a streaming answer on Ctrl-C (exit 130) and keeps what was said', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [
+        {
+          text: 'one two three four five six seven eight nine ten',
+          chunkSize: 4,
+          chunkDelayMs: 400,
+        },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const chat = await spawnProcess({
+      command: process.execPath,
+      args: [CLI_BIN, 'chat', '-q', 'count'],
+      env,
+    });
+    await chat.waitForLine(/one/, 20_000);
+    chat.child.kill('SIGINT');
+    const exit = await chat.exited;
+    expect(exit.code).toBe(EXIT.interrupted);
+    expect(chat.stdout()).not.toContain('ten');
+    const sessions = parseJson<{ sessions: { id: string }[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    const shown = parseJson<{ messages: { role: string; content: string }[] }>(
+      await runCli(['sessions', 'show', sessions.sessions[0]?.id ?? '', '--json'], { env }),
+    );
+    const last = shown.messages.at(-1);
+    expect(last?.role).toBe('assistant');
+    expect(last?.content).toMatch(/^one/);
+  });
+});
+
+describe('/review from hermes chat -q', () => {
+  it('dispatches a background reviewer and, with --wait, prints its findings and the answer to them', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [
+        { text: 'Done: upload() retries 3 times with backoff.' },
+        { text: 'REVIEW: the retry loop never resets its delay (uploader.ts:12).' },
+        { text: 'Thanks — I will reset the delay after a success.' },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    expect((await runCli(['chat', '-q', 'Add retries to the uploader.'], { env })).code).toBe(0);
+    const review = await runCli(
+      ['chat', '--continue', '-q', '/review focus on the retry loop', '--wait'],
+      { env },
+    );
+    expect(review.code).toBe(0);
+    expect(review.stdout).toContain('Review started. Results will return here.');
+    expect(review.stdout).toContain('Background result: Review: focus on the retry loop');
+    expect(review.stdout).toContain(
+      'REVIEW: the retry loop never resets its delay (uploader.ts:12).',
+    );
+    expect(review.stdout).toContain('Thanks — I will reset the delay after a success.');
+    // The reviewer was briefed with the conversation; the result re-entered the same session.
+    const reviewerRequest = JSON.stringify(model.modelRequests[1]?.body);
+    expect(reviewerRequest).toContain('Add retries to the uploader.');
+    expect(reviewerRequest).toContain('Done: upload() retries 3 times');
+    expect(userTexts(model.modelRequests[2]?.body).at(-1)).toMatch(
+      /^\[ASYNC DELEGATION BATCH COMPLETE — /,
+    );
+    const sessions = parseJson<{ sessions: { id: string; message_count: number }[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    expect(sessions.sessions).toHaveLength(1);
+  });
+
+  it('runs the review to the end without --wait and prints it at once', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [{ text: 'Here is the plan.' }, { text: 'REVIEW: the plan skips tests.' }],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    await runCli(['chat', '-q', 'Plan the migration.'], { env });
+    const review = await runCli(['chat', '--continue', '-q', '/review'], { env });
+    expect(review.code).toBe(0);
+    expect(review.stdout).toContain('⚖ Review completed synchronously');
+    expect(review.stdout).toContain('REVIEW: the plan skips tests.');
+  });
+
+  it('refuses an empty conversation with the engine text', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({ script: [] });
+    await writeModelConfig(home, model.baseUrl);
+    const review = await runCli(['chat', '-q', '/review'], { env });
+    expect(review.stdout).toContain('Nothing to review yet — the conversation is empty.');
+    expect(model.modelRequests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,155 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../src/exit-codes.js';
+import { parseJson, runCli, testHome } from './helpers.js';
+
+interface ListedSession {
+  id: string;
+  title: string | null;
+  archived: boolean;
+  hidden: boolean;
+  message_count: number;
+}
+
+async function seed(home: string) {
+  const store = await openSessionStore({ path: path.join(home, 'state.db') });
+  const trip = await store.createSession({
+    id: '20250101_100000_aaaaaa',
+    source: 'cli',
+    title: 'Trip planning',
+  });
+  await store.appendMessage(trip.id, { role: 'user', content: 'Find trains to Lyon on Friday' });
+  await store.appendMessage(trip.id, {
+    role: 'assistant',
+    content: 'The 9:04 TGV gets to Lyon at 11:00.',
+    toolCalls: [
+      {
+        id: 'c1',
+        type: 'function',
+        function: { name: 'search_files', arguments: '{"pattern":"lyon"}' },
+      },
+    ],
+  });
+  await store.appendMessage(trip.id, {
+    role: 'tool',
+    toolCallId: 'c1',
+    toolName: 'search_files',
+    content: 'no matches',
+  });
+  const notes = await store.createSession({
+    id: '20250102_100000_bbbbbb',
+    source: 'api_server',
+    title: 'Notes',
+  });
+  await store.appendMessage(notes.id, { role: 'user', content: 'remember the milk' });
+  await store.close();
+  return { trip: trip.id, notes: notes.id };
+}
+
+describe('hermes sessions', () => {
+  it('lists, shows (by id, prefix or title) and searches, as tables and as JSON', async () => {
+    const { env, home } = await testHome();
+    const { trip, notes } = await seed(home);
+    const listed = parseJson<{ sessions: ListedSession[]; total: number }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    expect(listed.total).toBe(2);
+    expect(listed.sessions.map((session) => session.id).sort()).toEqual([trip, notes]);
+    const table = await runCli(['sessions', 'list'], { env });
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+TITLE\s+SOURCE\s+MSGS/);
+    expect(table.stdout).toContain('Trip planning');
+
+    const onlyApi = parseJson<{ sessions: ListedSession[] }>(
+      await runCli(['sessions', 'list', '--source', 'api_server', '--json'], { env }),
+    );
+    expect(onlyApi.sessions.map((session) => session.id)).toEqual([notes]);
+
+    for (const reference of [trip, '20250101_1', 'Trip planning']) {
+      const shown = parseJson<{
+        session: { id: string };
+        messages: { role: string; content: string }[];
+      }>(await runCli(['sessions', 'show', reference, '--json'], { env }));
+      expect(shown.session.id).toBe(trip);
+      expect(shown.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+    }
+    const human = await runCli(['sessions', 'show', 'Trip planning'], { env });
+    expect(human.stdout).toContain('The 9:04 TGV gets to Lyon at 11:00.');
+    expect(human.stdout).toContain('→ search_files({"pattern":"lyon"})');
+
+    const found = parseJson<{ hits: { session_id: string; snippet: string }[] }>(
+      await runCli(['sessions', 'search', 'lyon', '--json'], { env }),
+    );
+    expect(found.hits.map((hit) => hit.session_id)).toContain(trip);
+    expect(found.hits.every((hit) => hit.session_id !== notes)).toBe(true);
+  });
+
+  it('renames, archives, unarchives, hides, unhides and deletes', async () => {
+    const { env, home } = await testHome();
+    const { trip, notes } = await seed(home);
+    expect((await runCli(['sessions', 'rename', trip, 'Lyon', 'weekend'], { env })).code).toBe(0);
+    const ids = async (...flags: string[]) =>
+      parseJson<{ sessions: ListedSession[] }>(
+        await runCli(['sessions', 'list', '--json', ...flags], { env }),
+      )
+        .sessions.map((session) => `${session.id}:${session.title}`)
+        .sort();
+    expect(await ids()).toEqual([`${trip}:Lyon weekend`, `${notes}:Notes`]);
+
+    expect((await runCli(['sessions', 'archive', 'Lyon weekend'], { env })).code).toBe(0);
+    expect(await ids()).toEqual([`${notes}:Notes`]);
+    expect(await ids('--archived')).toEqual([`${trip}:Lyon weekend`]);
+    expect((await runCli(['sessions', 'unarchive', trip], { env })).code).toBe(0);
+    expect((await runCli(['sessions', 'hide', notes, '--json'], { env })).code).toBe(0);
+    expect(await ids()).toEqual([`${trip}:Lyon weekend`]);
+    expect(await ids('--all')).toHaveLength(2);
+    expect((await runCli(['sessions', 'unhide', 'Notes'], { env })).code).toBe(0);
+    expect(await ids()).toHaveLength(2);
+
+    const refused = await runCli(['sessions', 'delete', notes], { env });
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.stderr).toContain('--yes');
+    expect((await runCli(['sessions', 'delete', notes, '--yes'], { env })).code).toBe(0);
+    expect(await ids('--all')).toEqual([`${trip}:Lyon weekend`]);
+  });
+
+  it('exports JSON lines and Markdown, to stdout or a file', async () => {
+    const { env, home, userHome } = await testHome();
+    const { trip } = await seed(home);
+    const jsonl = await runCli(['sessions', 'export', trip], { env });
+    const lines = jsonl.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ type: 'session', id: trip, title: 'Trip planning' });
+    expect(lines.slice(1).map((line) => [line.type, line.role])).toEqual([
+      ['message', 'user'],
+      ['message', 'assistant'],
+      ['message', 'tool'],
+    ]);
+    const file = path.join(userHome, 'trip.md');
+    const md = await runCli(['sessions', 'export', 'Trip planning', '--format', 'md', '-o', file], {
+      env,
+    });
+    expect(md.code).toBe(0);
+    const markdown = await readFile(file, 'utf8');
+    expect(markdown).toMatch(/^# Trip planning\n/);
+    expect(markdown).toContain('## User\n\nFind trains to Lyon on Friday');
+    expect(markdown).toContain('## Tool result (search_files)');
+  });
+
+  it('says which session is unknown or ambiguous (exit 1)', async () => {
+    const { env, home } = await testHome();
+    await seed(home);
+    const unknown = await runCli(['sessions', 'show', 'nothing-like-it'], { env });
+    expect(unknown.code).toBe(EXIT.failure);
+    expect(unknown.stderr).toContain('no session matches "nothing-like-it"');
+    const ambiguous = await runCli(['sessions', 'archive', '2025'], { env });
+    expect(ambiguous.code).toBe(EXIT.failure);
+    expect(ambiguous.stderr).toMatch(/matches 2 sessions/);
+    expect((await runCli(['sessions', 'delete', 'nothing', '--yes'], { env })).code).toBe(
+      EXIT.failure,
+    );
+  });
+});

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { createDelegationRail } from '@hermes/agent';
 import { ArtifactStoreCache } from '@hermes/artifact-store';
 import {
   createBrowserControlUpgradeHandler,
@@ -51,7 +52,7 @@ import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
 import { createGatewayLogger, type GatewayLogger, type LogLevel } from './logging/logger.js';
 import { ActiveTurns } from './runtime/active-turns.js';
 import { ProfileRegistry } from './runtime/profile-registry.js';
-import { ProfileRuntime } from './runtime/profile-runtime.js';
+import { type DelegationWiring, ProfileRuntime } from './runtime/profile-runtime.js';
 import { ResponseStore } from './runtime/response-store.js';
 import { RunRegistry } from './runtime/run-registry.js';
 import { SlashCommands } from './runtime/slash-commands.js';
@@ -219,6 +220,32 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     );
   await writeStatus({ gatewayState: 'starting', exitReason: null, clearProfilePlatforms: true });
 
+  // Turn bookkeeping is needed from the state step on: recovered delegations are delivered as
+  // turns as soon as the store is open.
+  const turns = new ActiveTurns();
+  const runs = new RunRegistry();
+  const delegation: DelegationWiring = {
+    runTurn: async (runtime, options) =>
+      (
+        await runTurn(turns, {
+          runtime,
+          sessionId: options.sessionId,
+          message: options.message ?? '',
+          kind: 'delegation',
+          displayKind: options.displayKind,
+          ephemeralSystemNote: options.ephemeralSystemNote,
+          onMessageStored: options.onMessageStored,
+          origin: options.origin,
+          logger,
+        })
+      ).result,
+    isIdle: (runtime, sessionId) => {
+      if (turns.draining) return false;
+      const session = runtime.storeIfOpen?.getSession(sessionId);
+      return !turns.isRunning(runtime.name, session?.lineageRootId ?? sessionId);
+    },
+  };
+
   // 3. State.
   const profileName = getActiveProfileName(home);
   const multiplex = config.gateway.multiplexProfiles;
@@ -230,6 +257,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     // are the process environment (its .env already applied).
     secrets: multiplex ? secretsOf(env) : undefined,
     logger,
+    delegation,
   });
   try {
     store = await primary.store();
@@ -242,11 +270,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     );
   }
   cleanups.push(() => primary.close());
-  const recovered = await store.recoverDelegations().catch((error: unknown) => {
-    logger.warn({ err: error }, 'delegation recovery failed');
-    return undefined;
-  });
-  if (recovered) logger.info({ recovered }, 'delegation ledger recovered');
+  // The delegation ledger: completions a previous run owed are restored before anything is
+  // sent, then delivered as new turns of their sessions (in the background, when idle).
+  await primary.delegationsReady();
   const claimed = await store.claimPendingObligations({ platforms: [] }).catch((error: unknown) => {
     logger.warn({ err: error }, 'obligation claim failed');
     return [];
@@ -275,14 +301,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   cleanups.push(() => loopDelay.stop());
 
   // Runtime pieces the control socket and the HTTP server share.
-  const turns = new ActiveTurns();
-  const runs = new RunRegistry();
   const registry = new ProfileRegistry({
     primary,
     multiplex,
     allowlist: config.gateway.multiplexProfileAllowlist,
     logger,
     onCreate: (runtime) => logs.scrubber.add(...Object.values(runtime.secrets ?? {})),
+    delegation,
   });
   cleanups.push(() => registry.close());
   const liveStatus = () => {
@@ -293,7 +318,15 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       draining: turns.draining,
       active_turns: turns.size,
       active_turns_by_kind: turns.byKind(),
-      queue_depths: { runs_running: runs.running, delegation_completions: 0 },
+      queue_depths: {
+        runs_running: runs.running,
+        delegation_completions: registry
+          .runtimes()
+          .reduce((sum, runtime) => sum + runtime.pendingCompletions, 0),
+        delegations_running: registry
+          .runtimes()
+          .reduce((sum, runtime) => sum + (runtime.delegations?.running ?? 0), 0),
+      },
       event_loop_delay_p99_ms: delay.p99Ms,
       event_loop_delay_max_ms: delay.maxMs,
       watchdog_strikes: watchdog ? watchdog.strikes : null,
@@ -340,7 +373,21 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     },
     onStoreCreated: (profile, artifactStore) => broker.attachArtifactStore(artifactStore, profile),
   });
-  const slash = new SlashCommands({ turns, version: GATEWAY_VERSION });
+  const slash = new SlashCommands({
+    turns,
+    version: GATEWAY_VERSION,
+    // /review dispatches on the profile's async delegation rail, bound to the session.
+    railFactory: async ({ runtime, sessionId }) => {
+      const agent = await runtime.agent();
+      const session = (await runtime.store()).getSession(sessionId);
+      return createDelegationRail({
+        agent,
+        sessionId,
+        sessionKey: session?.sessionKey ?? session?.lineageRootId ?? sessionId,
+        ...(session?.cwd ? { cwd: session.cwd } : {}),
+      });
+    },
+  });
   const deps: GatewayDeps = {
     registry,
     turns,
@@ -443,6 +490,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await upgrade.close().catch(() => {});
+      logger.debug('shutdown: HTTP and WebSocket admission closed');
       let drained = await turns.waitForIdle(drainTimeoutS * 1000);
       if (!drained) {
         const interrupted = turns.interruptAll('gateway shutting down');
@@ -456,6 +504,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       await serverClosed;
       clearInterval(idleSweep);
       clearTimeout(flushTimer);
+      logger.debug({ drained }, 'shutdown: turns drained, HTTP closed');
       await controlServer?.close().catch(() => {});
       controlServer = undefined;
       await watchdog?.stop();

@@ -9,7 +9,7 @@ import {
   readEnvFile,
 } from '@hermes/config';
 import type { Logger } from 'pino';
-import { ProfileRuntime } from './profile-runtime.js';
+import { type DelegationWiring, ProfileRuntime } from './profile-runtime.js';
 
 /** How long a served-set enumeration is reused (it reads the profiles folder). */
 export const SERVED_SET_TTL_MS = 2000;
@@ -32,6 +32,7 @@ export class ProfileRegistry {
   readonly #allowlist: ReadonlySet<string> | undefined;
   readonly #logger: Logger;
   readonly #onCreate: ((runtime: ProfileRuntime) => void) | undefined;
+  readonly #delegation: DelegationWiring | undefined;
   readonly #runtimes = new Map<string, ProfileRuntime>();
   #served: { at: number; names: ReadonlySet<string> } | undefined;
 
@@ -43,6 +44,7 @@ export class ProfileRegistry {
     root?: string;
     /** Told about each profile runtime built on demand (the gateway adds its secrets to the log scrubber). */
     onCreate?: (runtime: ProfileRuntime) => void;
+    delegation?: DelegationWiring | undefined;
   }) {
     this.primary = options.primary;
     this.multiplex = options.multiplex;
@@ -52,6 +54,7 @@ export class ProfileRegistry {
       : undefined;
     this.#logger = options.logger;
     this.#onCreate = options.onCreate;
+    this.#delegation = options.delegation;
     this.#runtimes.set(this.primary.name, this.primary);
   }
 
@@ -110,7 +113,13 @@ export class ProfileRegistry {
       this.#logger.warn({ profile: name, err: error }, 'profile .env cannot be read');
       return { ok: false };
     }
-    const runtime = new ProfileRuntime({ name, home, secrets, logger: this.#logger });
+    const runtime = new ProfileRuntime({
+      name,
+      home,
+      secrets,
+      logger: this.#logger,
+      delegation: this.#delegation,
+    });
     this.#runtimes.set(name, runtime);
     this.#onCreate?.(runtime);
     return { ok: true, runtime };

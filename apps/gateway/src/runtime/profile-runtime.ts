@@ -1,5 +1,14 @@
 import path from 'node:path';
-import { type Agent, createAgent } from '@hermes/agent';
+import {
+  type Agent,
+  type AsyncDelegationRegistry,
+  type CompletionDelivery,
+  createAgent,
+  createCompletionDelivery,
+  createDelegationRegistry,
+  type RunTurnOptions,
+  type TurnResult,
+} from '@hermes/agent';
 import {
   type ConfigReader,
   createConfigReader,
@@ -13,6 +22,16 @@ import type { Logger } from 'pino';
 /** The surface name turns run under (`platform_toolsets.api_server`, `hermes-api-server`). */
 export const API_SERVER_PLATFORM = 'api_server';
 
+/**
+ * How a profile's async delegations (`/review`, background `delegate_task`) come back: the
+ * gateway runs the injected completion turn through its own turn runner (admission, active-turn
+ * tracking, profile scope), and only while the session is idle.
+ */
+export interface DelegationWiring {
+  runTurn(runtime: ProfileRuntime, options: RunTurnOptions): Promise<TurnResult>;
+  isIdle(runtime: ProfileRuntime, sessionId: string): boolean;
+}
+
 export interface ProfileRuntimeOptions {
   /** `default`, a profile name, or `custom` for a home outside the profiles root. */
   readonly name: string;
@@ -23,8 +42,8 @@ export interface ProfileRuntimeOptions {
    */
   readonly secrets: Readonly<Record<string, string>> | undefined;
   readonly logger: Logger;
-  /** An already opened store (the launch profile's, opened in the start order). */
-  readonly store?: SessionStore;
+  /** Delivers async delegation completions back into their sessions (none: no delegation rail). */
+  readonly delegation?: DelegationWiring | undefined;
 }
 
 /**
@@ -38,8 +57,12 @@ export class ProfileRuntime {
   readonly secrets: Readonly<Record<string, string>> | undefined;
   readonly #logger: Logger;
   readonly #reader: ConfigReader;
+  readonly #delegation: DelegationWiring | undefined;
   #store: SessionStore | undefined;
   #opening: Promise<SessionStore> | undefined;
+  #registry: AsyncDelegationRegistry | undefined;
+  #delivery: CompletionDelivery | undefined;
+  #deliveryStarted: Promise<unknown> | undefined;
   #agent: { config: LoadedConfig; agent: Agent } | undefined;
   #closed = false;
 
@@ -48,7 +71,7 @@ export class ProfileRuntime {
     this.home = path.resolve(options.home);
     this.secrets = options.secrets;
     this.#logger = options.logger;
-    this.#store = options.store;
+    this.#delegation = options.delegation;
     this.#reader = createConfigReader(
       options.secrets ? { home: this.home, env: { ...options.secrets } } : { home: this.home },
     );
@@ -98,6 +121,7 @@ export class ProfileRuntime {
     ).then(
       (store) => {
         this.#store = store;
+        this.#startDelegations(store);
         return store;
       },
       (error: unknown) => {
@@ -106,6 +130,92 @@ export class ProfileRuntime {
       },
     );
     return this.#opening;
+  }
+
+  /** This profile's async delegation registry (exists once the store is open). */
+  get delegations(): AsyncDelegationRegistry | undefined {
+    return this.#registry;
+  }
+
+  /** Resolves once startup recovery of the delegation ledger finished (or failed). */
+  delegationsReady(): Promise<unknown> {
+    return this.#deliveryStarted ?? Promise.resolve();
+  }
+
+  /** Completions waiting in this process for their session to become idle. */
+  get pendingCompletions(): number {
+    return this.#registry?.queue.size ?? 0;
+  }
+
+  /** A turn of `sessionId` just ended: deliver what waited for it. */
+  notifyIdle(sessionId: string): void {
+    this.#delivery?.notifyIdle(sessionId);
+  }
+
+  #startDelegations(store: SessionStore): void {
+    this.#registry = createDelegationRegistry({
+      store,
+      home: this.home,
+      onEvent: (event) => {
+        if (event.type === 'warning') this.#logger.warn({ profile: this.name }, event.message);
+        else if (
+          event.type === 'dispatched' ||
+          event.type === 'published' ||
+          event.type === 'stalled'
+        )
+          this.#logger.info(
+            {
+              profile: this.name,
+              delegationId:
+                'delegationId' in event ? event.delegationId : event.event.delegation_id,
+            },
+            `delegation ${event.type}`,
+          );
+      },
+    });
+    const wiring = this.#delegation;
+    if (!wiring) return;
+    const registry = this.#registry;
+    this.#delivery = createCompletionDelivery({
+      registry,
+      // This profile's store holds the conversation: the completion goes back to its session.
+      owner: (event) => {
+        for (const candidate of [
+          event.origin_session_id,
+          event.parent_session_id,
+          event.session_key,
+        ]) {
+          if (typeof candidate === 'string' && candidate !== '' && store.getSession(candidate))
+            return candidate;
+        }
+        return undefined;
+      },
+      runTurn: (options) => wiring.runTurn(this, options),
+      isIdle: (sessionId) => wiring.isIdle(this, sessionId),
+      onDelivered: (delivery) =>
+        this.#logger.info(
+          {
+            profile: this.name,
+            delegationId: delivery.event.delegation_id,
+            sessionId: delivery.sessionId,
+          },
+          'delegation completion delivered',
+        ),
+      onError: (error, event) =>
+        this.#logger.warn(
+          { profile: this.name, delegationId: event.delegation_id, err: error },
+          'delegation completion not delivered yet; it stays owed',
+        ),
+    });
+    this.#deliveryStarted = this.#delivery.start().then(
+      (report) => {
+        if (report.restored.length > 0 || report.orphaned.length > 0)
+          this.#logger.info({ profile: this.name, report }, 'delegation ledger recovered');
+        return report;
+      },
+      (error: unknown) =>
+        this.#logger.warn({ profile: this.name, err: error }, 'delegation recovery failed'),
+    );
   }
 
   /** The agent for this profile's current config (rebuilt when `config.yaml` changes). */
@@ -119,14 +229,21 @@ export class ProfileRuntime {
       home: this.home,
       platform: API_SERVER_PLATFORM,
       secret: (name) => this.secret(name),
+      ...(this.#registry ? { delegations: this.#registry } : {}),
     });
     this.#agent = { config: loaded, agent };
     return agent;
   }
 
+  /**
+   * Stops delivering (undelivered completions stay owed in the ledger), interrupts running
+   * delegations (they publish what they have; the next start delivers it), closes the store.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const store = this.#store ?? (await this.#opening?.catch(() => undefined));
+    await this.#delivery?.stop().catch(() => {});
+    await this.#registry?.close().catch(() => {});
     this.#store = undefined;
     await store?.close();
   }

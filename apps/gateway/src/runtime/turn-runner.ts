@@ -1,4 +1,4 @@
-import { AgentError, type AgentEvent, type TurnResult } from '@hermes/agent';
+import { AgentError, type AgentEvent, type RunTurnOptions, type TurnResult } from '@hermes/agent';
 import { getBrowserControlIdentity, withBrowserControlIdentity } from '@hermes/browser-broker';
 import {
   type MessageRecord,
@@ -21,6 +21,9 @@ export interface TurnRequest {
   readonly ephemeralSystemNote?: string | undefined;
   readonly displayKind?: string | undefined;
   readonly logger?: Logger | undefined;
+  /** Passed to the agent unchanged (completion delivery acknowledges its ledger with it). */
+  readonly onMessageStored?: RunTurnOptions['onMessageStored'];
+  readonly origin?: RunTurnOptions['origin'];
 }
 
 export interface TurnOutcome {
@@ -126,6 +129,10 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
               ? { ephemeralSystemNote: request.ephemeralSystemNote }
               : {}),
             ...(request.displayKind ? { displayKind: request.displayKind } : {}),
+            ...(request.onMessageStored ? { onMessageStored: request.onMessageStored } : {}),
+            origin: request.origin ?? {
+              sessionKey: session.sessionKey ?? session.lineageRootId,
+            },
           }),
       ),
     );
@@ -163,5 +170,7 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     throw agentRefusal(error) ?? error;
   } finally {
     end();
+    // Completions waiting for this session can be delivered now.
+    runtime.notifyIdle(request.sessionId);
   }
 }

@@ -1,0 +1,15 @@
+// The baseline: a bare @hono/node-server route answering a fixed JSON body (the gateway's own
+// session listing, captured once), with no store, auth or profile resolution. Prints its URL.
+import { readFileSync } from 'node:fs';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+
+const body = readFileSync(process.argv[2], 'utf8');
+const app = new Hono();
+app.get('/api/sessions', (context) =>
+  context.body(body, 200, { 'content-type': 'application/json' }),
+);
+const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+  process.stdout.write(`BARE http://127.0.0.1:${info.port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

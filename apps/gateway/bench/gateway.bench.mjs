@@ -1,0 +1,221 @@
+// `pnpm --filter @hermes/gateway bench`: 32 concurrent clients against the built gateway,
+// compared in the same run with a bare @hono/node-server route and with direct calls to the
+// model server. Prints req/s, p50 and p99 per target and the ratios the issue sets as targets:
+//   GET /api/sessions       ≥ 0.5 × the bare route's throughput
+//   /v1/chat/completions    ≤ 2 ms p50 over a direct model call (proxy overhead)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLIENTS = 32;
+const WARMUP_MS = 1000;
+const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 5000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SEEDED_SESSIONS = 200;
+const SEQUENTIAL_REQUESTS = Number(process.env.BENCH_SEQUENTIAL ?? 300);
+
+const children = [];
+function start(command, args, pattern, env = process.env) {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = pattern.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.stderr.on('data', () => {});
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)));
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
+function request(url, { method = 'GET', body, headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method,
+        headers: body
+          ? {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              ...headers,
+            }
+          : headers,
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function load(label, send) {
+  const stopAt = performance.now() + WARMUP_MS + MEASURE_MS;
+  const measureFrom = performance.now() + WARMUP_MS;
+  const latencies = [];
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < stopAt) {
+        const started = performance.now();
+        const response = await send();
+        const ended = performance.now();
+        if (response.status !== 200) failures += 1;
+        if (started >= measureFrom) latencies.push(ended - started);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return {
+    label,
+    rps: latencies.length / (MEASURE_MS / 1000),
+    p50: at(0.5),
+    p99: at(0.99),
+    failures,
+  };
+}
+
+const home = mkdtempSync(path.join(tmpdir(), 'hermes-bench-'));
+try {
+  const modelUrl = await start(
+    process.execPath,
+    [path.join(here, 'model-server.mjs')],
+    /MODEL (\S+)/,
+  );
+  writeFileSync(
+    path.join(home, 'config.yaml'),
+    `model:\n  default: test-model\n  base_url: ${modelUrl}\n  api_key: sk-bench\nagent:\n  stream: false\nloop_watchdog: false\n`,
+  );
+  const gatewayUrl = await start(
+    process.execPath,
+    [path.join(here, '..', 'dist', 'bin.js'), '--port', '0', '--log-level', 'warn'],
+    /listening on (http:\/\/\S+)/,
+    { ...process.env, HERMES_HOME: home },
+  );
+  for (let index = 0; index < SEEDED_SESSIONS; index += 1) {
+    await request(`${gatewayUrl}/api/sessions`, {
+      method: 'POST',
+      body: JSON.stringify({ title: `session ${index}` }),
+    });
+  }
+  const listing = await request(`${gatewayUrl}/api/sessions`);
+  const bodyFile = path.join(home, 'listing.json');
+  writeFileSync(bodyFile, listing.text);
+  const bareUrl = await start(
+    process.execPath,
+    [path.join(here, 'bare-server.mjs'), bodyFile],
+    /BARE (\S+)/,
+  );
+
+  const chatBody = JSON.stringify({
+    model: 'test-model',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  const results = [];
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    // Alternate the order each round so machine load drifts over every target alike.
+    const targets = [
+      ['bare GET /api/sessions', () => request(`${bareUrl}/api/sessions`)],
+      ['gateway GET /api/sessions', () => request(`${gatewayUrl}/api/sessions`)],
+      [
+        'model direct /v1/chat/completions',
+        () => request(`${modelUrl}/chat/completions`, { method: 'POST', body: chatBody }),
+      ],
+      [
+        'gateway /v1/chat/completions',
+        () => request(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', body: chatBody }),
+      ],
+    ];
+    if (round % 2 === 0) targets.reverse();
+    for (const [label, send] of targets) results.push({ round, ...(await load(label, send)) });
+  }
+  // One client, one request at a time: where a turn's time goes without queueing. The agent runs
+  // in this process on its own home with the same config (no HTTP, no gateway).
+  const { createAgent } = await import('@hermes/agent');
+  const { loadConfig } = await import('@hermes/config');
+  const { openSessionStore } = await import('@hermes/session-store');
+  const agentHome = path.join(home, 'agent-home');
+  const { mkdirSync, copyFileSync } = await import('node:fs');
+  mkdirSync(agentHome);
+  copyFileSync(path.join(home, 'config.yaml'), path.join(agentHome, 'config.yaml'));
+  const agentStore = await openSessionStore({ path: path.join(agentHome, 'state.db') });
+  const agentInProcess = createAgent({
+    config: loadConfig({ home: agentHome }).config,
+    store: agentStore,
+    home: agentHome,
+    platform: 'api_server',
+  });
+  const agentSession = await agentInProcess.createSession();
+  const sequential = { direct: [], agent: [], gateway: [] };
+  const timed = async (list, work) => {
+    const started = performance.now();
+    await work();
+    list.push(performance.now() - started);
+  };
+  for (let index = 0; index < SEQUENTIAL_REQUESTS; index += 1) {
+    await timed(sequential.direct, () =>
+      request(`${modelUrl}/chat/completions`, { method: 'POST', body: chatBody }),
+    );
+    await timed(sequential.agent, () =>
+      agentInProcess.runTurn({ sessionId: agentSession.id, message: 'hi' }),
+    );
+    await timed(sequential.gateway, () =>
+      request(`${gatewayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        body: chatBody,
+        headers: { 'x-hermes-session-id': 'bench-sequential' },
+      }),
+    );
+  }
+  await agentStore.close();
+  const median = (list) => [...list].sort((a, b) => a - b)[list.length >> 1] ?? 0;
+  const line = (r) =>
+    `${`round ${r.round}  ${r.label}`.padEnd(48)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms${r.failures ? `  (${r.failures} non-200)` : ''}`;
+  console.log(
+    `${CLIENTS} concurrent clients, ${MEASURE_MS} ms per target per round (after ${WARMUP_MS} ms warm-up)\n`,
+  );
+  for (const result of results) console.log(line(result));
+  console.log('');
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    const get = (label) => results.find((r) => r.round === round && r.label === label);
+    const sessions = get('gateway GET /api/sessions').rps / get('bare GET /api/sessions').rps;
+    const overhead =
+      get('gateway /v1/chat/completions').p50 - get('model direct /v1/chat/completions').p50;
+    console.log(
+      `round ${round}: sessions list ${sessions.toFixed(2)}× the bare route (target ≥ 0.5×); chat proxy overhead p50 ${overhead.toFixed(2)} ms at ${CLIENTS} clients (target ≤ 2 ms)`,
+    );
+  }
+  const direct = median(sequential.direct);
+  const agentTurn = median(sequential.agent);
+  const viaGateway = median(sequential.gateway);
+  console.log(
+    `\none client, ${SEQUENTIAL_REQUESTS} requests each, p50: direct model call ${direct.toFixed(2)} ms; agent.runTurn in-process ${agentTurn.toFixed(2)} ms; gateway /v1/chat/completions ${viaGateway.toFixed(2)} ms`,
+  );
+  console.log(
+    `  overhead over the direct call ${(viaGateway - direct).toFixed(2)} ms (target ≤ 2 ms), of which the agent's turn ${(agentTurn - direct).toFixed(2)} ms and the gateway's HTTP layer ${(viaGateway - agentTurn).toFixed(2)} ms`,
+  );
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+  agent.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  rmSync(home, { recursive: true, force: true });
+}

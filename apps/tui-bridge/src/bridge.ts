@@ -8,6 +8,7 @@ import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES, RpcError } from './contract/error-
 import { METHOD_NAMES } from './contract/methods.js';
 import { createMethodTable } from './methods/index.js';
 import { Connection, type MethodTable, type Transport } from './rpc/connection.js';
+import { agentDelegation, startCompletionDelivery } from './runtime/agent-delegation.js';
 import type { DelegationSupport } from './runtime/delegation-support.js';
 import { LiveSession } from './runtime/live-session.js';
 import { ProfileRegistry } from './runtime/profile-registry.js';
@@ -50,7 +51,9 @@ export class Bridge {
       home: options.home ?? getProcessHermesHome(),
       approve: (request, signal) => this.#requestApproval(request, signal),
       warn: (message) => this.log(message),
+      onRegistry: (runtime, registry) => startCompletionDelivery(this, runtime, registry),
     });
+    this.delegation = agentDelegation();
     this.#methods = createMethodTable(this, { botRelay: options.botRelay ?? {} });
   }
 
@@ -136,6 +139,8 @@ export class Bridge {
       cwd: tipRow.cwd ?? row.cwd ?? null,
     });
     this.sessions.set(session.id, session);
+    // A completion owed to this conversation (another process, an earlier run) can come in now.
+    setImmediate(() => this.onIdle(session));
     return session;
   }
 

@@ -123,7 +123,7 @@ const EnvelopeIdParam = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 
 /**
  * Every method: its params and result schemas and a one-line summary. The bridge validates params
- * with these; the OpenRPC document (`openrpc.json`) is generated from them.
+ * with these; the OpenRPC document (`openrpc.schema.json`) is generated from them.
  */
 export const METHODS = {
   'session.create': {

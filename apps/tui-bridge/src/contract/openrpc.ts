@@ -16,7 +16,7 @@ function schemaOf(schema: Parameters<typeof toJsonSchema>[0]): JsonSchema {
  * The OpenRPC document of the bridge, generated from the contract's valibot schemas. Methods take
  * params by name (one object). Events are listed under `x-events` (OpenRPC has no notification
  * section): each one's payload, carried as `{ method: 'event', params: { type, session_id, payload } }`.
- * Committed as `openrpc.json`; a test fails when the two differ.
+ * Committed as `openrpc.schema.json`; a test fails when the two differ.
  */
 export function buildOpenRpcDocument(version: string): Record<string, unknown> {
   return {

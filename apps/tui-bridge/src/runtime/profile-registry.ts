@@ -10,6 +10,7 @@ import {
   readEnvFile,
 } from '@hermes/config';
 import { RPC_ERROR_CODES, RpcError } from '../contract/error-codes.js';
+import type { ProfileRuntimeOptions } from './profile-runtime.js';
 import { ProfileRuntime } from './profile-runtime.js';
 
 /**
@@ -22,16 +23,19 @@ export class ProfileRegistry {
   readonly root: string;
   readonly #approve: ApprovalCallback;
   readonly #warn: (message: string) => void;
+  readonly #onRegistry: ProfileRuntimeOptions['onRegistry'];
   readonly #runtimes = new Map<string, ProfileRuntime>();
 
   constructor(options: {
     home: string;
     approve: ApprovalCallback;
     warn: (message: string) => void;
+    onRegistry?: ProfileRuntimeOptions['onRegistry'];
   }) {
     this.root = path.resolve(getDefaultHermesRoot());
     this.#approve = options.approve;
     this.#warn = options.warn;
+    this.#onRegistry = options.onRegistry;
     const home = path.resolve(options.home);
     this.launch = new ProfileRuntime({
       name: getActiveProfileName(home),
@@ -39,6 +43,7 @@ export class ProfileRegistry {
       secrets: undefined,
       approve: this.#approve,
       warn: this.#warn,
+      ...(this.#onRegistry ? { onRegistry: this.#onRegistry } : {}),
     });
     this.#runtimes.set(this.launch.name, this.launch);
   }
@@ -75,6 +80,7 @@ export class ProfileRegistry {
       secrets: readEnvFile(home),
       approve: this.#approve,
       warn: this.#warn,
+      ...(this.#onRegistry ? { onRegistry: this.#onRegistry } : {}),
     });
     this.#runtimes.set(normalized, runtime);
     return runtime;

@@ -1,5 +1,11 @@
 import path from 'node:path';
-import { type Agent, type ApprovalCallback, createAgent } from '@hermes/agent';
+import {
+  type Agent,
+  type ApprovalCallback,
+  type AsyncDelegationRegistry,
+  createAgent,
+  createDelegationRegistry,
+} from '@hermes/agent';
 import {
   type ConfigReader,
   createConfigReader,
@@ -19,6 +25,14 @@ export interface ProfileRuntimeOptions {
   readonly secrets: Readonly<Record<string, string>> | undefined;
   readonly approve: ApprovalCallback;
   readonly warn: (message: string) => void;
+  /**
+   * Called once, when the profile's delegation registry is created: the bridge starts completion
+   * delivery for it and returns how to stop that.
+   */
+  readonly onRegistry?: (
+    runtime: ProfileRuntime,
+    registry: AsyncDelegationRegistry,
+  ) => () => Promise<void>;
 }
 
 /**
@@ -36,6 +50,9 @@ export class ProfileRuntime {
   #store: SessionStore | undefined;
   #opening: Promise<SessionStore> | undefined;
   #agent: { config: LoadedConfig; agent: Agent } | undefined;
+  #registry: AsyncDelegationRegistry | undefined;
+  #stopDelivery: (() => Promise<void>) | undefined;
+  readonly #onRegistry: ProfileRuntimeOptions['onRegistry'];
   #closed = false;
 
   constructor(options: ProfileRuntimeOptions) {
@@ -44,6 +61,7 @@ export class ProfileRuntime {
     this.secrets = options.secrets;
     this.#approve = options.approve;
     this.#warn = options.warn;
+    this.#onRegistry = options.onRegistry;
     this.#reader = createConfigReader(
       options.secrets ? { home: this.home, env: { ...options.secrets } } : { home: this.home },
     );
@@ -91,12 +109,27 @@ export class ProfileRuntime {
     return this.#opening;
   }
 
+  /**
+   * The profile's async delegation registry (background `delegate_task`, `/review`): one per
+   * store and process, so completions and the live subagents survive agent rebuilds.
+   */
+  async registry(): Promise<AsyncDelegationRegistry> {
+    const store = await this.store();
+    if (!this.#registry) {
+      this.#registry = createDelegationRegistry({ store, home: this.home });
+      this.#stopDelivery = this.#onRegistry?.(this, this.#registry);
+    }
+    return this.#registry;
+  }
+
   /** The agent for the current `config.yaml` (rebuilt when it changes). */
   async agent(): Promise<Agent> {
     const loaded = this.config();
     if (this.#agent?.config === loaded) return this.#agent.agent;
     const store = await this.store();
+    const delegations = await this.registry();
     const agent = createAgent({
+      delegations,
       config: loaded.config,
       store,
       home: this.home,
@@ -110,6 +143,8 @@ export class ProfileRuntime {
 
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#stopDelivery?.().catch(() => undefined);
+    await this.#registry?.close().catch(() => undefined);
     const store = this.#store ?? (await this.#opening?.catch(() => undefined));
     this.#store = undefined;
     await store?.close();

@@ -1,0 +1,192 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
+import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStdioBridge, writeModelConfig } from './bridge-client.js';
+
+const servers: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function model(script: readonly ScriptedTurn[]) {
+  const server = await startModelServer({ script });
+  servers.push(server);
+  return server;
+}
+
+describe('slash.exec and command.dispatch', () => {
+  it('answers help, status, title and history from the live session', async () => {
+    const home = await tempHome();
+    const server = await model([{ text: 'Lyon is 2 hours away by train.' }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    const help = await client.request<{ output: string }>('slash.exec', {
+      session_id,
+      command: '/help',
+    });
+    expect(help.output).toContain('/review');
+    const { run_id } = await client.request<{ run_id: string }>('prompt.submit', {
+      session_id,
+      text: 'How far is Lyon?',
+    });
+    await client.waitForEvent(
+      (event) => event.type === 'run.completed' && event.payload.run_id === run_id,
+    );
+    const status = await client.request<{ output: string }>('slash.exec', {
+      session_id,
+      command: 'status',
+    });
+    expect(status.output).toContain('Messages: 2');
+    expect(status.output).toContain('Idle.');
+    const titled = await client.request<{ output: string }>('slash.exec', {
+      session_id,
+      command: '/title Lyon trip',
+    });
+    expect(titled.output).toBe('Title set: Lyon trip');
+    const history = await client.request<{ output: string }>('slash.exec', {
+      session_id,
+      command: '/HISTORY',
+    });
+    expect(history.output).toBe('you: How far is Lyon?\nagent: Lyon is 2 hours away by train.');
+    const unknown = await client.request<{ output: string }>('slash.exec', {
+      session_id,
+      command: '/frobnicate',
+    });
+    expect(unknown.output).toContain('Unknown command: /frobnicate');
+  });
+
+  it('queues a prompt behind the running turn and steers the running turn', async () => {
+    const home = await tempHome();
+    const scratch = path.join(home.path, 'scratch.txt');
+    const server = await model([
+      // Turn 1 calls a tool slowly, so the steer lands with that tool's result.
+      {
+        toolCalls: [{ id: 'call_1', name: 'read_file', arguments: { path: scratch } }],
+        delayMs: 600,
+      },
+      { text: 'First answer.' },
+      { text: 'Queued answer.' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    await client.request('prompt.submit', { session_id, text: 'first' });
+    const steered = await client.request<{ type: string }>('command.dispatch', {
+      session_id,
+      name: 'steer',
+      arg: 'be brief',
+    });
+    expect(steered.type).toBe('steered');
+    const queued = await client.request<{ output: string }>('slash.exec', {
+      session_id,
+      command: '/queue second please',
+    });
+    expect(queued.output).toContain('Queued (position 1)');
+    await client.waitFor(() => {
+      const completed = client.eventsOf('run.completed', session_id);
+      return completed.length >= 2 ? completed : undefined;
+    });
+    const origins = client.eventsOf('run.started', session_id).map((event) => event.payload.origin);
+    expect(origins).toEqual(['prompt', 'queue']);
+    const transcript = await client.request<{ messages: { role: string; content: string }[] }>(
+      'session.resume',
+      { session_id },
+    );
+    expect(transcript.messages.map((message) => message.content)).toContain('second please');
+    expect(transcript.messages.at(-1)?.content).toBe('Queued answer.');
+    // The steer reached the model with the tool result of the running turn.
+    const secondCall = JSON.stringify(server.modelRequests[1]?.body ?? {});
+    expect(secondCall).toContain('be brief');
+  });
+});
+
+describe('approvals', () => {
+  it('asks the front end before a dangerous command and runs it only when allowed', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'to-delete');
+    await mkdir(path.join(target, 'inner'), { recursive: true });
+    const server = await model([
+      {
+        toolCalls: [
+          { id: 'call_rm', name: 'terminal', arguments: { command: `rm -rf ${target}` } },
+        ],
+      },
+      { text: 'Deleted.' },
+      {
+        toolCalls: [
+          { id: 'call_rm2', name: 'terminal', arguments: { command: `rm -rf ${home.path}/other` } },
+        ],
+      },
+      { text: 'Not deleted.' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    await mkdir(path.join(home.path, 'other'));
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    await client.request('prompt.submit', { session_id, text: 'delete it' });
+    const asked = await client.waitForEvent((event) => event.type === 'approval.request');
+    expect(asked.payload).toMatchObject({ tool_name: 'terminal', command: `rm -rf ${target}` });
+    expect(existsSync(target)).toBe(true);
+    await client.request('approval.respond', {
+      session_id,
+      request_id: asked.payload.request_id,
+      decision: 'once',
+    });
+    await client.waitForEvent((event) => event.type === 'run.completed');
+    expect(existsSync(target)).toBe(false);
+
+    const from = client.events.length;
+    await client.request('prompt.submit', { session_id, text: 'delete the other one' });
+    const second = await client.waitForEvent(
+      (event) => event.type === 'approval.request',
+      15_000,
+      from,
+    );
+    await client.request('approval.respond', {
+      session_id,
+      request_id: second.payload.request_id,
+      decision: 'deny',
+    });
+    await client.waitForEvent((event) => event.type === 'run.completed', 15_000, from);
+    expect(existsSync(path.join(home.path, 'other'))).toBe(true);
+  });
+});
+
+describe('the front end going away over stdio', () => {
+  it('lets the running turn finish and stores it before the bridge exits', async () => {
+    const home = await tempHome();
+    const reply = 'a reply that outlives its front end';
+    const server = await model([{ text: reply, chunkSize: 3, chunkDelayMs: 60 }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startStdioBridge({ home: home.path });
+    const { stored_session_id, session_id } = await bridge.client.request<{
+      session_id: string;
+      stored_session_id: string;
+    }>('session.create', {});
+    await bridge.client.request('prompt.submit', { session_id, text: 'go' });
+    await bridge.client.waitForEvent((event) => event.type === 'message.delta');
+    bridge.endInput();
+    expect(await bridge.exited).toBe(0);
+    const store = await openSessionStore({ path: path.join(home.path, 'state.db') });
+    const rows = store.getMessages(stored_session_id);
+    expect(rows.map((row) => [row.role, row.content])).toEqual([
+      ['user', 'go'],
+      ['assistant', reply],
+    ]);
+    // The bridge ended the session as machinery (recoverable by a later resume), not as a person.
+    expect(store.getSession(stored_session_id)?.endReason).toBe('tui_shutdown');
+    await store.close();
+
+    // A new bridge resumes it: the whole turn is there and the conversation goes on.
+    const next = await startStdioBridge({ home: home.path });
+    const resumed = await next.client.request<{ messages: { content: string }[] }>(
+      'session.resume',
+      { session_id: stored_session_id },
+    );
+    expect(resumed.messages.map((message) => message.content)).toEqual(['go', reply]);
+  });
+});

@@ -1,0 +1,198 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BOT_CHAT_TITLE, openBotRelay, openSessionStore } from '@hermes/session-store';
+import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStdioBridge, writeModelConfig } from './bridge-client.js';
+
+const servers: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function model(script: readonly ScriptedTurn[]) {
+  const server = await startModelServer({ script });
+  servers.push(server);
+  return server;
+}
+
+type Summary = {
+  id: string;
+  resolved_id: string;
+  title: string | null;
+  hidden: boolean;
+  archived: boolean;
+};
+
+describe('session.list and profiles.list', () => {
+  it('resurrects a reaped canonical Bot Chat on the title lookup, keeps a deliberate archive archived, and profiles.list is idempotent', async () => {
+    const home = await tempHome();
+    // Another process (a gateway) wrote these rows into the same state.db.
+    const store = await openSessionStore({ path: path.join(home.path, 'state.db') });
+    const bot = await store.createSession({
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    await store.appendMessage(bot.id, { role: 'user', content: 'hello bot' });
+    await store.endSession(bot.id, 'ws_orphan_reap');
+    await store.setArchived(bot.id, true);
+    const visible = await store.createSession({ source: 'cli', title: 'Trip planning' });
+    await store.appendMessage(visible.id, { role: 'user', content: 'Find trains to Lyon' });
+    await store.close();
+
+    const { client } = await startStdioBridge({ home: home.path });
+    const plain = await client.request<{ sessions: Summary[] }>('session.list', {});
+    expect(plain.sessions.map((row) => row.title)).toEqual(['Trip planning']);
+    // A terminal UI does not own hidden sessions: include_hidden is not honoured for it.
+    const hiddenAsked = await client.request<{ sessions: Summary[] }>('session.list', {
+      include_hidden: true,
+    });
+    expect(hiddenAsked.sessions.map((row) => row.title)).toEqual(['Trip planning']);
+
+    const byTitle = await client.request<{ sessions: Summary[] }>('session.list', {
+      title: BOT_CHAT_TITLE,
+    });
+    expect(byTitle.sessions).toEqual([
+      expect.objectContaining({ id: bot.id, resolved_id: bot.id, hidden: true, archived: false }),
+    ]);
+
+    const first = await client.request<{
+      profiles: {
+        name: string;
+        canonical_session: { id: string } | null;
+        last_session: { id: string } | null;
+      }[];
+    }>('profiles.list', {});
+    const second = await client.request('profiles.list', {});
+    expect(second).toEqual(first);
+    expect(first.profiles[0]).toMatchObject({ name: 'default', canonical_session: { id: bot.id } });
+    expect(first.profiles[0]?.last_session?.id).toBe(visible.id);
+
+    // A person archives the chat on purpose: it stays archived and the lookup finds nothing.
+    const again = await openSessionStore({ path: path.join(home.path, 'state.db') });
+    await again.setArchived(bot.id, true);
+    await again.close();
+    expect(
+      (await client.request<{ sessions: Summary[] }>('session.list', { title: BOT_CHAT_TITLE }))
+        .sessions,
+    ).toEqual([]);
+    const after = await client.request<{ profiles: { canonical_session: unknown }[] }>(
+      'profiles.list',
+      {},
+    );
+    expect(after.profiles[0]?.canonical_session).toBeNull();
+  });
+
+  it('lists hidden sessions for a desktop surface and serves other profiles in their own homes', async () => {
+    const root = await tempHome();
+    await mkdir(path.join(root.path, 'profiles', 'work'), { recursive: true });
+    await writeFile(path.join(root.path, 'profiles', 'work', 'avatar.png'), 'png');
+    const store = await openSessionStore({ path: path.join(root.path, 'state.db') });
+    await store.createSession({ source: 'desktop', title: 'Secret', hidden: true });
+    await store.close();
+    const { client } = await startStdioBridge({ home: root.path, args: ['--surface', 'desktop'] });
+    const hidden = await client.request<{ sessions: Summary[] }>('session.list', {
+      include_hidden: true,
+    });
+    expect(hidden.sessions.map((row) => row.title)).toEqual(['Secret']);
+    expect((await client.request<{ sessions: Summary[] }>('session.list', {})).sessions).toEqual(
+      [],
+    );
+
+    const work = await client.request<{ stored_session_id: string; profile: string }>(
+      'session.create',
+      {
+        profile: 'work',
+        title: 'Work thing',
+      },
+    );
+    expect(work.profile).toBe('work');
+    const workStore = await openSessionStore({
+      path: path.join(root.path, 'profiles', 'work', 'state.db'),
+    });
+    expect(workStore.getSession(work.stored_session_id)?.title).toBe('Work thing');
+    await workStore.close();
+    expect(
+      (
+        await client.request<{ sessions: Summary[] }>('session.list', { profile: 'work' })
+      ).sessions.map((row) => row.title),
+    ).toEqual(['Work thing']);
+    const profiles = await client.request<{
+      profiles: { name: string; active: boolean; has_avatar: boolean }[];
+    }>('profiles.list', {});
+    expect(
+      profiles.profiles.map((profile) => [profile.name, profile.active, profile.has_avatar]),
+    ).toEqual([
+      ['default', true, false],
+      ['work', false, true],
+    ]);
+  });
+});
+
+describe('bot relay delivery', () => {
+  it('delivers a queued DM into the hidden Bot Chat as a turn and records the reply for the sender', async () => {
+    const home = await tempHome();
+    const server = await model([{ text: 'Hello peer, got it.' }, { text: 'NO_REPLY' }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const synced = await client.request<{ count: number }>('bot_relay.roster.sync', {
+      bots: [{ profile: 'default', name: 'Bot' }],
+    });
+    expect(synced.count).toBe(1);
+    const sender = openBotRelay({ root: home.path });
+    const first = await sender.enqueue({
+      toProfile: 'default',
+      from: 'alice@laptop',
+      message: 'ping',
+    });
+    const second = await sender.enqueue({
+      toProfile: 'default',
+      from: 'alice@laptop',
+      message: 'just fyi',
+    });
+    const drained = await client.request<{ envelopes: { id: string; message: string }[] }>(
+      'bot_relay.outbox.drain',
+      {},
+    );
+    expect(drained.envelopes.map((envelope) => envelope.message)).toEqual(['ping', 'just fyi']);
+
+    const delivered = await client.request<{
+      status: string;
+      reply: string | null;
+      session_id: string;
+    }>('bot_relay.deliver', {
+      envelope_id: first.id,
+    });
+    expect(delivered).toMatchObject({ status: 'delivered', reply: 'Hello peer, got it.' });
+    expect(await sender.takeReply(first.id)).toMatchObject({
+      status: 'delivered',
+      text: 'Hello peer, got it.',
+    });
+    const silent = await client.request<{ status: string; reply: string | null }>(
+      'bot_relay.deliver',
+      { envelope_id: second.id },
+    );
+    expect(silent).toEqual(expect.objectContaining({ status: 'no_reply', reply: null }));
+    expect(await sender.takeReply(second.id)).toMatchObject({ status: 'no_reply' });
+
+    const chat = await client.request<{ sessions: Summary[] }>('session.list', {
+      title: BOT_CHAT_TITLE,
+    });
+    expect(chat.sessions).toEqual([expect.objectContaining({ hidden: true })]);
+    const transcript = await client.request<{ messages: { role: string; content: string }[] }>(
+      'session.resume',
+      {
+        session_id: chat.sessions[0]?.id,
+      },
+    );
+    expect(transcript.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(transcript.messages[0]?.content).toContain('alice@laptop');
+    expect(transcript.messages[0]?.content).toContain('ping');
+  });
+});

@@ -10,4 +10,26 @@ export default defineConfig({
   clean: true,
   platform: 'node',
   target: 'node20',
+  // Start-up time is a feature of a command line: the libraries are bundled into the chunks that
+  // use them and tree-shaken, so `hermes gateway status` loads a few files instead of resolving
+  // hundreds of modules (yaml alone is ~90). Kept external: the session store (it finds its SQL
+  // migrations and its worker next to its own files, and loads the native better-sqlite3) and the
+  // gateway (started as its own process from its own bin).
+  noExternal: [
+    /^@hermes\/(agent|commands|config|control-socket|review-engine|supervisor)$/,
+    'commander',
+    '@clack/prompts',
+    'valibot',
+    'yaml',
+  ],
+  external: ['@hermes/session-store', '@hermes/gateway'],
+  // Our packages are bundled from their sources (one module per file), so a chunk takes only the
+  // files it uses: `gateway status` gets control-socket's client, not config's YAML parser.
+  esbuildOptions(options) {
+    options.conditions = ['@hermes/source'];
+  },
+  // commander is CommonJS: its `require('events')` needs a real `require` inside an ES module.
+  banner: {
+    js: "import { createRequire as __hermesCreateRequire } from 'node:module';\nconst require = __hermesCreateRequire(import.meta.url);",
+  },
 });

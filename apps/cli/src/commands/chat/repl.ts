@@ -45,7 +45,6 @@ export async function runRepl(
   const { output } = context;
   const styles = output.styles;
   const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
-  printBanner(context, runtime);
   const rl: Interface = createInterface({
     input: process.stdin,
     output: process.stdout,
@@ -287,6 +286,8 @@ export async function runRepl(
       });
     });
 
+  // Every handler is in place: from here on Ctrl-C and typed lines are ours.
+  printBanner(context, runtime);
   await runtime.startDelivery({
     onStart: (event) => {
       print(

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { HttpError, httpErrors } from './errors.js';
@@ -18,9 +19,65 @@ export function assertDeclaredLength(context: Context, limit: number): void {
   if (Number.isFinite(length) && length > limit) throw tooLarge(limit);
 }
 
+/**
+ * Collects a Node request body up to `limit` bytes. Past it the rest is discarded as it arrives
+ * (never buffered), so the 413 still reaches the client on the same connection.
+ */
+function readIncoming(incoming: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const cleanup = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > limit) {
+        cleanup();
+        incoming.resume();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    // A client that goes away mid-body: nothing to answer, but the handler must not wait forever.
+    const onClose = () => {
+      cleanup();
+      reject(
+        new HttpError({
+          status: 400,
+          code: 'request_aborted',
+          message: 'Request body was not completed',
+        }),
+      );
+    };
+    incoming.on('data', onData);
+    incoming.once('end', onEnd);
+    incoming.once('error', onError);
+    incoming.once('close', onClose);
+  });
+}
+
 /** Reads the body as UTF-8 text, never more than `limit` bytes of it. */
 export async function readCappedText(context: Context, limit: number): Promise<string> {
   assertDeclaredLength(context, limit);
+  // Served by @hono/node-server: read the Node request itself (the web-stream adapter copies
+  // every chunk), unless something already started reading it.
+  const incoming = (context.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming && !incoming.readableDidRead && !incoming.readableEnded) {
+    return readIncoming(incoming, limit);
+  }
   const body = context.req.raw.body;
   if (!body) return '';
   const reader = body.getReader();

@@ -19,6 +19,9 @@ import {
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import type { Logger } from 'pino';
 
+/** How long a read of `config.yaml` is reused before the file is looked at again. */
+export const CONFIG_RECHECK_MS = 100;
+
 /** The surface name turns run under (`platform_toolsets.api_server`, `hermes-api-server`). */
 export const API_SERVER_PLATFORM = 'api_server';
 
@@ -65,6 +68,7 @@ export class ProfileRuntime {
   #deliveryStarted: Promise<unknown> | undefined;
   #agent: { config: LoadedConfig; agent: Agent } | undefined;
   #closed = false;
+  #config: { at: number; value: LoadedConfig } | undefined;
 
   constructor(options: ProfileRuntimeOptions) {
     this.name = options.name;
@@ -91,9 +95,17 @@ export class ProfileRuntime {
     return getSecret(name);
   }
 
-  /** The live config; throws `ConfigParseError` while `config.yaml` does not parse. */
+  /**
+   * The live config; throws `ConfigParseError` while `config.yaml` does not parse. The file is
+   * looked at (one `stat`) at most every `CONFIG_RECHECK_MS`, so a request that asks several
+   * times pays once, and an edit is seen within that time.
+   */
   config(): LoadedConfig {
-    return this.#reader.read();
+    const now = performance.now();
+    if (this.#config && now - this.#config.at < CONFIG_RECHECK_MS) return this.#config.value;
+    const value = this.#reader.read();
+    this.#config = { at: now, value };
+    return value;
   }
 
   /** The API key this profile expects (`api_server.key` or its `API_SERVER_KEY`). */

@@ -1,8 +1,10 @@
 import { COMPACTION_SUMMARY_PREFIXES } from '@hermes/session-store';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { agentFixture, requestBodies } from '../../test/fixtures.js';
 import { AGENT_ERROR_MESSAGES } from '../errors.js';
 import type { AgentEvent } from '../events.js';
+import { defineTool } from '../tools/define-tool.js';
 import { COMPACTION_SUMMARY_PREFIX, compressSession } from './compress-session.js';
 
 type Body = { messages: { role: string; content: string }[] };
@@ -85,6 +87,41 @@ describe('context compression', () => {
     const next = await agent.runTurn({ sessionId: session.id, message: 'more' });
     expect(next.sessionId).toBe(result.sessionId);
     expect(fixture.store.getMessages(result.sessionId).at(-1)?.content).toBe('Second answer.');
+  });
+
+  it('compresses mid-turn once tool results grow the prompt past the threshold', async () => {
+    const bulky = defineTool({
+      name: 'bulky',
+      toolset: 'bulky',
+      description: 'returns a lot',
+      parameters: v.object({}),
+      run: () => 'z'.repeat(4000),
+    });
+    const fixture = await agentFixture({
+      raw: { model: { context_length: 1500 }, compression: { threshold: 0.5, protect_last_n: 2 } },
+      server: {
+        script: [
+          { toolCalls: [{ id: 'b1', name: 'bulky', arguments: {} }] },
+          { text: 'Summary of the bulky work.' },
+          { text: 'Done after the mid-turn compression.' },
+        ],
+      },
+    });
+    const session = await seeded(fixture, 1);
+    const agent = fixture.agent({ tools: [bulky], toolsets: ['bulky'] });
+    const result = await agent.runTurn({
+      sessionId: session.id,
+      message: 'go',
+      onEvent: fixture.onEvent,
+    });
+    expect(result).toMatchObject({
+      status: 'completed',
+      finalResponse: 'Done after the mid-turn compression.',
+    });
+    const kinds = fixture.events.map((event) => event.type);
+    // First call under the threshold; the 4,000-character tool result pushes the next one over.
+    expect(kinds.indexOf('tool.completed')).toBeLessThan(kinds.indexOf('session.compressed'));
+    expect(result.sessionId).not.toBe(session.id);
   });
 
   it('keeps every message and warns when the summary fails', async () => {

@@ -3,7 +3,7 @@ import type { ChatMessage, ModelTurn, ToolCall, Usage } from './chat-message.js'
 import type { FunctionSchema } from './function-schema.js';
 import type { ModelRoute } from './model-route.js';
 import { applyRequestOverrides } from './request-overrides.js';
-import { sanitizeMessages } from './sanitize-messages.js';
+import { sanitizeMessagesForWire } from './sanitize-messages.js';
 
 export interface TransportRequest {
   readonly route: ModelRoute;
@@ -31,7 +31,7 @@ function usesMaxCompletionTokens(model: string): boolean {
 /** The `/chat/completions` request body for a turn (§7.3). */
 export function buildChatCompletionsBody(request: TransportRequest): Record<string, unknown> {
   const { route } = request;
-  const messages = sanitizeMessages(request.messages, route.model);
+  const messages = sanitizeMessagesForWire(request.messages, route.model);
   if (usesDeveloperRole(route.model) && messages[0]?.role === 'system')
     messages[0] = { ...messages[0], role: 'developer' };
   const body: Record<string, unknown> = { model: route.model, messages };

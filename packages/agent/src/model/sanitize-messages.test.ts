@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from './chat-message.js';
-import { sanitizeMessages } from './sanitize-messages.js';
+import { sanitizeMessages, sanitizeMessagesForWire } from './sanitize-messages.js';
 
 describe('sanitizeMessages', () => {
   const messages = [
@@ -49,5 +49,15 @@ describe('sanitizeMessages', () => {
   it('never mutates its input', () => {
     sanitizeMessages(messages, 'm');
     expect((messages[0] as unknown as Record<string, unknown>).reasoning).toBe('r');
+  });
+
+  it('gives the transport the same copies, sanitised once per message and per Gemini rule', () => {
+    const first = sanitizeMessagesForWire(messages, 'gpt-4.1');
+    expect(first).toEqual(sanitizeMessages(messages, 'gpt-4.1'));
+    const second = sanitizeMessagesForWire(messages, 'gpt-4.1');
+    expect(second[0]).toBe(first[0]);
+    const gemini = sanitizeMessagesForWire(messages, 'google/gemini-2.5-pro');
+    expect(gemini[0]).not.toBe(first[0]);
+    expect(gemini[0]?.extra_content).toEqual({ google: {} });
   });
 });

@@ -34,23 +34,55 @@ export function sanitizeMessages(
   model: string,
 ): Record<string, unknown>[] {
   const keepExtras = keepsGeminiExtras(model);
+  return messages.map((message) => sanitizeOne(message, keepExtras));
+}
+
+function sanitizeOne(message: ChatMessage, keepExtras: boolean): Record<string, unknown> {
   const dropKey = (key: string) =>
     key.startsWith('_') ||
     INTERNAL_MESSAGE_KEYS.has(key) ||
     (key === 'extra_content' && !keepExtras);
+  const clean = stripKeys(message as unknown as Record<string, unknown>, dropKey);
+  if (Array.isArray(clean.tool_calls)) {
+    clean.tool_calls = (clean.tool_calls as Record<string, unknown>[]).map((call) =>
+      stripKeys(
+        call,
+        (key) =>
+          key.startsWith('_') ||
+          INTERNAL_TOOL_CALL_KEYS.has(key) ||
+          (key === 'extra_content' && !keepExtras),
+      ),
+    );
+  }
+  return clean;
+}
+
+// The loop's history only grows, and its messages are never changed once pushed: each one is
+// sanitised once per turn instead of once per model call (which made every call O(history)).
+const wireCopies = [
+  new WeakMap<object, Readonly<Record<string, unknown>>>(),
+  new WeakMap<object, Readonly<Record<string, unknown>>>(),
+];
+
+/**
+ * `sanitizeMessages` for the transport: the same result, with each message's sanitised copy
+ * remembered (by identity) for later calls. The copies are shared — read-only.
+ */
+export function sanitizeMessagesForWire(
+  messages: readonly ChatMessage[],
+  model: string,
+): Readonly<Record<string, unknown>>[] {
+  const keepExtras = keepsGeminiExtras(model);
+  const cache = wireCopies[keepExtras ? 1 : 0] as WeakMap<
+    object,
+    Readonly<Record<string, unknown>>
+  >;
   return messages.map((message) => {
-    const clean = stripKeys(message as unknown as Record<string, unknown>, dropKey);
-    if (Array.isArray(clean.tool_calls)) {
-      clean.tool_calls = (clean.tool_calls as Record<string, unknown>[]).map((call) =>
-        stripKeys(
-          call,
-          (key) =>
-            key.startsWith('_') ||
-            INTERNAL_TOOL_CALL_KEYS.has(key) ||
-            (key === 'extra_content' && !keepExtras),
-        ),
-      );
+    let copy = cache.get(message);
+    if (!copy) {
+      copy = sanitizeOne(message, keepExtras);
+      cache.set(message, copy);
     }
-    return clean;
+    return copy;
   });
 }

@@ -61,6 +61,42 @@ describe('hermes chat in a terminal', () => {
     expect(users[2]).toBe('count slowly');
   });
 
+  it('passes /steer guidance to the running answer with its next tool result, and queues typed lines', async () => {
+    const { env, home, userHome } = await testHome();
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(`${userHome}/notes.txt`, 'meeting on Tuesday\n');
+    const model = await startModelServer({
+      script: [
+        // The first reply is slow to start: time to type while the answer runs.
+        { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }], delayMs: 2500 },
+        { text: 'The meeting is on Tuesday.' },
+        { text: 'queued answer' },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const chat = spawnInPty(['chat'], env, userHome);
+    await chat.waitFor(/\/help for commands/);
+    chat.write('when is the meeting?\r');
+    await chat.waitFor(/when is the meeting\?/);
+    chat.write('/steer answer with the weekday only\r');
+    await chat.waitFor(/Noted: the agent reads it with its next tool result\./);
+    chat.write('and where?\r');
+    await chat.waitFor(/queued: sent when the answer ends/);
+    await chat.waitFor(/The meeting is on Tuesday\./);
+    await chat.waitFor(/queued answer/);
+    const toolResult = JSON.stringify(model.modelRequests[1]?.body);
+    expect(toolResult).toContain('meeting on Tuesday');
+    expect(toolResult).toContain('answer with the weekday only');
+    const lastUser = (
+      model.modelRequests[2]?.body as { messages: { role: string; content: string }[] }
+    ).messages
+      .filter((message) => message.role === 'user')
+      .at(-1);
+    expect(lastUser?.content).toBe('and where?');
+    chat.write('/quit\r');
+    expect((await chat.exited).code).toBe(0);
+  });
+
   it('leaves on two Ctrl-C at the prompt with exit 130', async () => {
     const { env } = await testHome();
     const chat = spawnInPty(['chat'], env);

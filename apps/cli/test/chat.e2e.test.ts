@@ -136,6 +136,23 @@ describe('hermes chat -q', () => {
   });
 });
 
+describe('hermes chat with piped input', () => {
+  it('answers each line in order, then exits 0 at the end of the input', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [{ text: 'answer one' }, { text: 'answer two' }],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const result = await runCli(['chat'], {
+      env,
+      input: 'first line\n/title Piped\nsecond line\n',
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/answer one\n[\s\S]*Title set: Piped\n[\s\S]*answer two\n/);
+    expect(userTexts(model.modelRequests[1]?.body)).toEqual(['first line', 'second line']);
+  });
+});
+
 describe('/review from hermes chat -q', () => {
   it('dispatches a background reviewer and, with --wait, prints its findings and the answer to them', async () => {
     const { env, home } = await testHome();

@@ -138,7 +138,11 @@ const ESCAPES = /\u001b\[[0-9;?]*[A-Za-z]|\u001b\][^\u0007]*\u0007|\r/g;
  * (its prompt, Ctrl-C turned into SIGINT by the line discipline). Keys go to `script`'s stdin.
  * The whole process group is killed when the test ends.
  */
-export function spawnInPty(args: readonly string[], env: NodeJS.ProcessEnv): PtySession {
+export function spawnInPty(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): PtySession {
   const command = [process.execPath, CLI_BIN, ...args]
     .map((word) => `'${word.replace(/'/g, `'\\''`)}'`)
     .join(' ');
@@ -146,6 +150,7 @@ export function spawnInPty(args: readonly string[], env: NodeJS.ProcessEnv): Pty
     env: { ...env, TERM: 'xterm-256color', COLUMNS: '120', LINES: '40' },
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
+    ...(cwd ? { cwd } : {}),
   });
   let raw = '';
   const waiters = new Set<() => void>();

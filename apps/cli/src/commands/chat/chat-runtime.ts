@@ -58,6 +58,7 @@ export class ChatRuntime {
   #delivery: CompletionDelivery | undefined;
   #approve: ApprovalCallback | undefined;
   #deliveryController: AbortController | undefined;
+  #steers: string[] = [];
 
   private constructor(options: {
     store: SessionStore;
@@ -162,6 +163,13 @@ export class ChatRuntime {
         sessionId,
         signal: controller.signal,
         origin: { sessionKey: sessionId },
+        control: {
+          // `/steer` text rides on the next tool result the turn stores.
+          takeSteer: () => {
+            if (this.#steers.length === 0) return undefined;
+            return this.#steers.splice(0).join('\n');
+          },
+        },
       });
       // A compression moved the conversation to its child: follow it.
       if (this.#sessionId === sessionId) this.#sessionId = result.sessionId;
@@ -171,6 +179,18 @@ export class ChatRuntime {
       this.#controller = undefined;
       this.#delivery?.notifyIdle(sessionId);
     }
+  }
+
+  /** Guidance for the running answer (`/steer`); false when no answer runs. */
+  steer(text: string): boolean {
+    if (!this.#controller) return false;
+    this.#steers.push(text);
+    return true;
+  }
+
+  /** Guidance that never reached the model (the answer ended without another tool call). */
+  takeMissedSteers(): string[] {
+    return this.#steers.splice(0);
   }
 
   /** Stops the running turn (user or injected); false when nothing runs. */

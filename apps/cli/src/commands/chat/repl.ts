@@ -117,6 +117,14 @@ export async function runRepl(
       else if (result.status === 'failed')
         print(styles.red(`hermes: ${result.error?.message ?? 'the turn failed'}`));
       else if (!render.wroteText) print(result.finalResponse);
+      const missed = runtime.takeMissedSteers();
+      if (missed.length > 0) {
+        print(
+          styles.yellow(
+            `(the answer ended before your /steer reached it: "${missed.join(' / ')}" — send it as a message)`,
+          ),
+        );
+      }
     } catch (error) {
       render.finish();
       if (AgentError.isInstance(error)) print(styles.red(`hermes: ${error.message}`));
@@ -215,7 +223,8 @@ export async function runRepl(
       return;
     }
     if (runtime.busy || pumping) {
-      if (busyCommand(line)) return;
+      // Piped input is a script: every line, command or not, waits its turn.
+      if (terminal && busyCommand(line)) return;
       queued.push(line);
       if (terminal) print(styles.dim('(queued: sent when the answer ends)'));
       return;
@@ -287,7 +296,7 @@ export async function runRepl(
     });
 
   // Every handler is in place: from here on Ctrl-C and typed lines are ours.
-  printBanner(context, runtime);
+  if (terminal) printBanner(context, runtime);
   await runtime.startDelivery({
     onStart: (event) => {
       print(

@@ -362,7 +362,12 @@ export const SLASH_HANDLERS: Readonly<Record<string, Handler>> = {
     }
     return { turn: args };
   },
-  steer: async () => NOT_YET('steer'),
+  steer: async (runtime, args) => {
+    if (args.trim() === '') return { text: 'Usage: /steer <guidance>' };
+    return runtime.steer(args.trim())
+      ? { text: 'Noted: the agent reads it with its next tool result.' }
+      : { text: 'No answer is running; send it as a message instead.' };
+  },
   review: async (runtime, args) => review(runtime, args),
   agents: async (runtime) => agents(runtime),
   history,

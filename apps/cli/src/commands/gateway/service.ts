@@ -19,7 +19,20 @@ import {
   gatewayBinPath,
 } from './gateway-process.js';
 
-type Manager = 'systemd' | 'launchd';
+export type Manager = 'systemd' | 'launchd';
+
+/** The service-manager command that stops or restarts this profile's installed unit. */
+export function controlCommand(
+  manager: Manager,
+  name: string,
+  action: 'stop' | 'restart',
+): [string, string[]] {
+  if (manager === 'systemd') return ['systemctl', ['--user', action, name]];
+  const target = `gui/${process.getuid?.() ?? 0}/${name}`;
+  return action === 'stop'
+    ? ['launchctl', ['bootout', target]]
+    : ['launchctl', ['kickstart', '-k', target]];
+}
 
 /** Where this profile's unit lives, and which service manager runs it. */
 export function serviceLocation(home: string): { manager: Manager; name: string; file: string } {
@@ -51,7 +64,11 @@ function profileLabel(home: string): string {
   return getActiveProfileName(home);
 }
 
-function run(command: string, args: readonly string[]): Promise<{ ok: boolean; output: string }> {
+/** Runs a service-manager command (no shell); never throws. */
+export function runServiceCommand(
+  command: string,
+  args: readonly string[],
+): Promise<{ ok: boolean; output: string }> {
   return new Promise((resolve) => {
     execFile(command, args, { timeout: 30_000 }, (error, stdout, stderr) => {
       resolve({ ok: !error, output: `${stdout}${stderr}`.trim() || (error?.message ?? '') });
@@ -59,7 +76,11 @@ function run(command: string, args: readonly string[]): Promise<{ ok: boolean; o
   });
 }
 
-function activationCommands(manager: Manager, name: string, file: string): [string, string[]][] {
+export function activationCommands(
+  manager: Manager,
+  name: string,
+  file: string,
+): [string, string[]][] {
   if (manager === 'systemd') {
     return [
       ['systemctl', ['--user', 'daemon-reload']],
@@ -70,7 +91,7 @@ function activationCommands(manager: Manager, name: string, file: string): [stri
   return [['launchctl', ['bootstrap', domain, file]]];
 }
 
-function shellLine([command, args]: [string, string[]]): string {
+export function shellLine([command, args]: [string, string[]]): string {
   return [command, ...args.map((arg) => (/[^\w@%+=:,./-]/.test(arg) ? `'${arg}'` : arg))].join(' ');
 }
 
@@ -154,7 +175,7 @@ export async function gatewayInstall(
     return EXIT.ok;
   }
   for (const command of commands) {
-    const result = await run(command[0], command[1]);
+    const result = await runServiceCommand(command[0], command[1]);
     if (!result.ok) {
       throw new CliError({
         code: 'service_manager_failed',
@@ -197,11 +218,11 @@ export async function gatewayUninstall(context: CommandContext): Promise<number>
     location.manager === 'systemd'
       ? ['systemctl', ['--user', 'disable', '--now', location.name]]
       : ['launchctl', ['bootout', `gui/${process.getuid?.() ?? 0}/${location.name}`]];
-  const stopped = await run(stop[0], stop[1]);
+  const stopped = await runServiceCommand(stop[0], stop[1]);
   if (!stopped.ok) failures.push(`${shellLine(stop)}: ${stopped.output.split('\n')[0]}`);
   rmSync(location.file, { force: true });
   if (location.manager === 'systemd') {
-    const reload = await run('systemctl', ['--user', 'daemon-reload']);
+    const reload = await runServiceCommand('systemctl', ['--user', 'daemon-reload']);
     if (!reload.ok)
       failures.push(`systemctl --user daemon-reload: ${reload.output.split('\n')[0]}`);
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   getRunningPid,
@@ -8,7 +8,12 @@ import {
   readRuntimeStatus,
   runtimeStatusPid,
 } from '@hermes/control-socket';
-import { resolveRestartExitWaitBudget, resolveShutdownWatchdogDelay } from '@hermes/supervisor';
+import {
+  querySystemdUnitTiming,
+  resolveRestartExitWaitBudget,
+  resolveShutdownWatchdogDelay,
+  resolveSystemdRestartWaitS,
+} from '@hermes/supervisor';
 import type { CommandContext, CommandOptions, Positional } from '../../context.js';
 import { CliError } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
@@ -22,6 +27,13 @@ import {
   type RunningGateway,
   waitForExit,
 } from './gateway-process.js';
+import {
+  controlCommand,
+  type Manager,
+  runServiceCommand,
+  serviceLocation,
+  shellLine,
+} from './service.js';
 
 /** Where a background gateway's own stdout/stderr go (its structured log is logs/gateway.log). */
 export const CONSOLE_LOG_NAME = 'gateway.out.log';
@@ -175,6 +187,37 @@ export async function gatewayStart(
   return EXIT.ok;
 }
 
+/**
+ * The installed unit that runs this gateway, when its service manager runs it: stopping it by
+ * signal would leave the service manager to restart it (or to think it crashed), so stop and
+ * restart go through the service manager instead.
+ */
+function managedBy(
+  context: CommandContext,
+  running: RunningGateway,
+): { manager: Manager; name: string } | undefined {
+  const supervisor = running.identity?.supervisor;
+  if (supervisor !== 'systemd' && supervisor !== 'launchd') return undefined;
+  try {
+    const location = serviceLocation(context.home);
+    if (location.manager !== supervisor || !existsSync(location.file)) return undefined;
+    return { manager: location.manager, name: location.name };
+  } catch {
+    return undefined;
+  }
+}
+
+async function runManagerCommand(command: [string, string[]]): Promise<void> {
+  const result = await runServiceCommand(command[0], command[1]);
+  if (!result.ok) {
+    throw new CliError({
+      code: 'service_manager_failed',
+      message: `\`${shellLine(command)}\` failed: ${result.output.split('\n')[0]}`,
+      hint: 'Check the service: systemctl --user status <unit> (launchctl print on macOS)',
+    });
+  }
+}
+
 interface Stopped {
   readonly pid: number;
   readonly seconds: number;
@@ -187,6 +230,21 @@ async function stopGateway(
   options: { timeoutS: number; force: boolean },
 ): Promise<Stopped> {
   const started = performance.now();
+  const managed = managedBy(context, running);
+  if (managed) {
+    await withProgress(context.output, `Stopping ${managed.name}`, async () => {
+      await runManagerCommand(controlCommand(managed.manager, managed.name, 'stop'));
+    });
+    if (await waitForExit(running.pid, options.timeoutS * 1000)) {
+      return { pid: running.pid, seconds: (performance.now() - started) / 1000, killed: false };
+    }
+    throw new CliError({
+      code: 'timeout',
+      message: `${managed.name} was asked to stop, but its gateway (pid ${running.pid}) still runs after ${options.timeoutS} s`,
+      hint: `Check: ${managed.manager === 'systemd' ? `systemctl --user status ${managed.name}` : `launchctl print gui/$(id -u)/${managed.name}`}`,
+      exitCode: EXIT.timeout,
+    });
+  }
   // Never signal a recycled PID: the process must still be the one the record describes.
   if (
     running.startTime !== null &&
@@ -270,6 +328,8 @@ export async function gatewayRestart(
   options: CommandOptions,
 ): Promise<number> {
   const running = await findRunningGateway(context.home);
+  const managed = running ? managedBy(context, running) : undefined;
+  if (running && managed) return restartManaged(context, running, managed, options);
   const given = gatewayArgs(options);
   // Without new options the gateway comes back as it was started.
   const args = given.length > 0 ? given : (argsOf(running?.argv ?? null) ?? []);
@@ -290,5 +350,64 @@ export async function gatewayRestart(
     launch(context, args, timeoutS),
   );
   printStarted(context, started, { previous_pid: previous?.pid ?? null });
+  return EXIT.ok;
+}
+
+/** Restart through the service manager; waits for a new gateway to answer on its socket. */
+async function restartManaged(
+  context: CommandContext,
+  running: RunningGateway,
+  managed: { manager: Manager; name: string },
+  options: CommandOptions,
+): Promise<number> {
+  if (gatewayArgs(options).length > 0) {
+    context.output.warn(
+      `${managed.name} runs with the options in its unit; reinstall it to change them (hermes gateway install --force)`,
+    );
+  }
+  let waitS: number;
+  if (typeof options.timeout === 'number') waitS = options.timeout;
+  else if (managed.manager === 'systemd') {
+    // The reference's systemd restart wait: 60 s + RestartUSec + TimeoutStartUSec of the unit.
+    const timing = await querySystemdUnitTiming({ unit: managed.name, scope: 'user' }).catch(
+      () => undefined,
+    );
+    waitS = timing ? resolveSystemdRestartWaitS(timing) : 90;
+  } else {
+    waitS =
+      resolveRestartExitWaitBudget({
+        drainS: await drainSecondsFor(context.home, running.argv),
+        afterTurnS: 0,
+      }) + 60;
+  }
+  const started = await withProgress(context.output, `Restarting ${managed.name}`, async () => {
+    await runManagerCommand(controlCommand(managed.manager, managed.name, 'restart'));
+    const deadline = performance.now() + waitS * 1000;
+    for (;;) {
+      const identity = await identifyGateway(context.home, { timeoutMs: 1000 });
+      if (identity && identity.pid !== running.pid) return identity.pid;
+      if (performance.now() >= deadline) {
+        throw new CliError({
+          code: 'timeout',
+          message: `${managed.name} did not bring a new gateway up within ${Math.round(waitS)} s`,
+          hint: `Check: ${managed.manager === 'systemd' ? `journalctl --user -u ${managed.name}` : 'the gateway.out.log in the logs folder'}`,
+          exitCode: EXIT.timeout,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  });
+  if (context.output.json) {
+    context.output.printJson({
+      status: 'restarted',
+      pid: started,
+      previous_pid: running.pid,
+      service: managed.name,
+    });
+  } else {
+    context.output.line(
+      `Gateway restarted by ${managed.name} (pid ${started}, was ${running.pid}).`,
+    );
+  }
   return EXIT.ok;
 }

@@ -87,11 +87,10 @@ describe('hermes chat in a terminal', () => {
     const toolResult = JSON.stringify(model.modelRequests[1]?.body);
     expect(toolResult).toContain('meeting on Tuesday');
     expect(toolResult).toContain('answer with the weekday only');
-    const lastUser = (
-      model.modelRequests[2]?.body as { messages: { role: string; content: string }[] }
-    ).messages
-      .filter((message) => message.role === 'user')
-      .at(-1);
+    const requests = model.modelRequests[2]?.body as {
+      messages?: { role: string; content: string }[];
+    };
+    const lastUser = (requests?.messages ?? []).filter((message) => message.role === 'user').at(-1);
     expect(lastUser?.content).toBe('and where?');
     chat.write('/quit\r');
     expect((await chat.exited).code).toBe(0);

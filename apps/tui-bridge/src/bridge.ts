@@ -41,6 +41,7 @@ export class Bridge {
   readonly #log: (line: string) => void;
   readonly #methods: MethodTable;
   #closing = false;
+  #generation = 0;
   /** The agent's delegation rail, once wired (`/review`, `subagent.*`, completion delivery). */
   delegation: DelegationSupport | undefined;
 
@@ -63,6 +64,11 @@ export class Bridge {
 
   get closing(): boolean {
     return this.#closing;
+  }
+
+  /** Bumped whenever a live session opens or closes (answers that show live ids depend on it). */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** A new front-end connection; `send` writes one message to it. */
@@ -139,6 +145,7 @@ export class Bridge {
       cwd: tipRow.cwd ?? row.cwd ?? null,
     });
     this.sessions.set(session.id, session);
+    this.#generation += 1;
     // A completion owed to this conversation (another process, an earlier run) can come in now.
     setImmediate(() => this.onIdle(session));
     return session;
@@ -218,6 +225,7 @@ export class Bridge {
     session.closed = true;
     session.denyPendingApprovals();
     this.sessions.delete(session.id);
+    this.#generation += 1;
     try {
       const store = await session.runtime.store();
       await store.endSession(session.storedSessionId, reason);

@@ -1,10 +1,11 @@
-import { existsSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { listProfiles, loadConfig } from '@hermes/config';
+import { listProfiles } from '@hermes/config';
 import type { Bridge } from '../bridge.js';
 import { DENIED_TITLE_SOURCES } from '../constants.js';
 import { RPC_ERROR_CODES, RpcError } from '../contract/error-codes.js';
 import type { MethodResult } from '../contract/methods.js';
+import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 
 /** Avatar files a profile home may hold (what `has_avatar` looks for). */
 export const AVATAR_FILES = [
@@ -17,9 +18,9 @@ export const AVATAR_FILES = [
 
 type ProfileEntry = MethodResult<'profiles.list'>['profiles'][number];
 
-function uiMeta(home: string): Record<string, unknown> | null {
+function uiMeta(runtime: ProfileRuntime): Record<string, unknown> | null {
   try {
-    const raw = loadConfig({ home }).raw as Record<string, unknown> | undefined;
+    const raw = runtime.config().raw as Record<string, unknown> | undefined;
     const ui = raw?.ui;
     return typeof ui === 'object' && ui !== null && !Array.isArray(ui)
       ? (ui as Record<string, unknown>)
@@ -29,18 +30,58 @@ function uiMeta(home: string): Record<string, unknown> | null {
   }
 }
 
+function statKey(file: string): string {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  return stats ? `${stats.mtimeMs}:${stats.size}:${stats.ino}` : '-';
+}
+
+/**
+ * What a `profiles.list` answer depends on, read with a few `stat` calls: the profiles folder,
+ * each profile home (avatars, parked markers), its `state.db` and WAL (any commit by any
+ * process), its `config.yaml`, and the bridge's own live sessions. Equal fingerprints mean the
+ * previous answer is still exact, so it is served again without opening anything.
+ */
+function fingerprint(bridge: Bridge, homes: readonly string[]): string {
+  const root = bridge.registry.root;
+  // The root is the default profile's home, so it is among `homes`.
+  const parts = [String(bridge.generation), statKey(path.join(root, 'profiles'))];
+  for (const home of homes) {
+    parts.push(
+      statKey(home),
+      statKey(path.join(home, 'state.db')),
+      statKey(path.join(home, 'state.db-wal')),
+      statKey(path.join(home, 'config.yaml')),
+    );
+  }
+  return parts.join('|');
+}
+
 export function profileMethods(bridge: Bridge) {
+  let cached:
+    | { key: string; homes: readonly string[]; result: MethodResult<'profiles.list'> }
+    | undefined;
   return {
     async 'profiles.list'(): Promise<MethodResult<'profiles.list'>> {
+      if (cached && fingerprint(bridge, cached.homes) === cached.key) return cached.result;
       try {
         const launchHome = bridge.registry.launch.home;
         const profiles: ProfileEntry[] = [];
-        for (const info of listProfiles(bridge.registry.root)) {
+        const infos = listProfiles(bridge.registry.root);
+        const homes = infos.map((info) => info.home);
+        // Taken before reading: a change made while this call reads shows up as a new fingerprint.
+        const key = fingerprint(bridge, homes);
+        for (const info of infos) {
           const runtime = bridge.registry.resolve(info.name);
           let lastSession: ProfileEntry['last_session'] = null;
           let canonical: ProfileEntry['canonical_session'] = null;
+          let files: string[] = [];
+          try {
+            files = readdirSync(info.home);
+          } catch {
+            files = [];
+          }
           // A profile without a state.db has no sessions: listing it must not create one.
-          if (runtime.storeIfOpen || existsSync(path.join(runtime.home, 'state.db'))) {
+          if (runtime.storeIfOpen || files.includes('state.db')) {
             const store = await runtime.store();
             const row = store.listSessionsRich({ limit: 1 }).sessions[0];
             if (row) {
@@ -87,11 +128,15 @@ export function profileMethods(bridge: Bridge) {
             parked: info.parked,
             last_session: lastSession,
             canonical_session: canonical,
-            ui_meta: uiMeta(info.home),
-            has_avatar: AVATAR_FILES.some((file) => existsSync(path.join(info.home, file))),
+            ui_meta: uiMeta(runtime),
+            has_avatar: AVATAR_FILES.some((file) => files.includes(file)),
           });
         }
-        return { profiles, bot_mode_protocol: true };
+        const result = { profiles, bot_mode_protocol: true as const };
+        // A resurrection written by this very call changes the database: the next call recomputes
+        // once and then serves the settled answer.
+        cached = { key, homes, result };
+        return result;
       } catch (error) {
         if (RpcError.isInstance(error) && error.code !== RPC_ERROR_CODES.internalError) throw error;
         throw new RpcError(

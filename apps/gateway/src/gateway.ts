@@ -167,7 +167,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const { config } = loaded;
   logs.scrubber.addFromEnvironment(env);
   logs.scrubber.add(config.apiServer.key, config.model.apiKey);
-  for (const provider of Object.values(config.providers)) logs.scrubber.add(provider.apiKey);
+  for (const provider of [...Object.values(config.providers), ...config.customProviders]) {
+    logs.scrubber.add(provider.apiKey, provider.keyEnv ? env[provider.keyEnv] : undefined);
+  }
+  for (const fallback of config.fallbackProviders) logs.scrubber.add(fallback.apiKey);
 
   let port: number;
   let host: string;
@@ -306,7 +309,24 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     multiplex,
     allowlist: config.gateway.multiplexProfileAllowlist,
     logger,
-    onCreate: (runtime) => logs.scrubber.add(...Object.values(runtime.secrets ?? {})),
+    onCreate: (runtime) => {
+      const secrets = runtime.secrets ?? {};
+      logs.scrubber.addFromEnvironment(secrets);
+      try {
+        const profileConfig = runtime.config().config;
+        logs.scrubber.add(profileConfig.apiServer.key, profileConfig.model.apiKey);
+        for (const provider of [
+          ...Object.values(profileConfig.providers),
+          ...profileConfig.customProviders,
+        ])
+          logs.scrubber.add(
+            provider.apiKey,
+            provider.keyEnv ? secrets[provider.keyEnv] : undefined,
+          );
+      } catch {
+        // A profile whose config does not parse has no keys in use yet.
+      }
+    },
     delegation,
   });
   cleanups.push(() => registry.close());

@@ -1,4 +1,9 @@
-import type { MessageInput, SessionRecord, SessionStore } from '@hermes/session-store';
+import {
+  type MessageInput,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreError,
+} from '@hermes/session-store';
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { HttpError } from './errors.js';
@@ -90,12 +95,21 @@ export async function resolveApiSession(
     });
     if (existing) return { session: existing, created: false };
   }
-  const session = await store.createSession({
-    id: sessionId ?? newApiSessionId(),
-    source: API_SESSION_SOURCE,
-    profileName: runtime.name,
-    ...(sessionKey !== undefined ? { sessionKey } : {}),
-  });
+  let session: SessionRecord;
+  try {
+    session = await store.createSession({
+      id: sessionId ?? newApiSessionId(),
+      source: API_SESSION_SOURCE,
+      profileName: runtime.name,
+      ...(sessionKey !== undefined ? { sessionKey } : {}),
+    });
+  } catch (error) {
+    // Two first requests with the same new id: the second continues the session the first made.
+    const existing = sessionId !== undefined ? store.getSession(sessionId) : undefined;
+    if (SessionStoreError.isInstance(error) && error.code === 'session_exists' && existing)
+      return { session: existing, created: false };
+    throw error;
+  }
   if (history.length > 0) {
     await store.appendMessages(
       session.id,

@@ -152,6 +152,9 @@ export async function buildChildren(input: {
       systemPrompt,
       platform: 'subagent',
       maxIterations: delegation.maxIterations,
+      ...(delegation.compressionThresholdTokens > 0
+        ? { compressionThresholdTokens: delegation.compressionThresholdTokens }
+        : {}),
       cwd: input.cwd,
       oneShot: false,
       // Subagents never ask anyone: approve once when configured to, else deny.

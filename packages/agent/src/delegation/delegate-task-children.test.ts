@@ -234,4 +234,40 @@ describe('building a child', () => {
     });
     expect(fixture.model.modelRequests).toHaveLength(1);
   });
+
+  it('compacts a child at delegation.compression_threshold_tokens, below the window-based threshold', async () => {
+    const bulky = defineTool({
+      name: 'bulky',
+      toolset: 'file',
+      description: 'returns a lot',
+      parameters: v.object({}),
+      run: () => 'z'.repeat(70_000),
+    });
+    const fixture = await delegationFixture({
+      raw: {
+        model: { context_length: 1_000_000 },
+        delegation: { compression_threshold_tokens: 16_000 },
+      },
+    });
+    routeReplies(fixture.model, {
+      child: [
+        { toolCalls: [{ name: 'bulky', arguments: {} }] },
+        { text: 'Done after compaction.' },
+      ],
+      // The compression summary is an auxiliary call (not a subagent prompt).
+      parent: [{ text: 'Summary: the child read a large output.' }],
+    });
+    const parent = fixture.agent({ tools: [...BUILTIN_TOOLS, bulky] });
+    const session = await parent.createSession();
+    const result = await delegateTask(
+      { tasks: [{ goal: 'Read the big thing' }] },
+      { parent, sessionId: session.id },
+    );
+    const [entry] = result.results as ChildResult[];
+    expect(entry).toMatchObject({ status: 'completed', summary: 'Done after compaction.' });
+    const childSession = fixture.store.getSession(entry?.session_id as string);
+    expect(childSession?.endReason).toBe('compression');
+    // The parent itself (no cap of its own) never compacts at this size.
+    expect(parent.options.compressionThresholdTokens).toBeUndefined();
+  });
 });

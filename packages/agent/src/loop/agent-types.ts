@@ -35,6 +35,11 @@ export interface CreateAgentOptions {
   readonly skipContextFiles?: boolean;
   /** Model calls per turn before the grace call (default `agent.max_turns`). */
   readonly maxIterations?: number;
+  /**
+   * An absolute prompt size (tokens) past which the conversation is compressed, when lower than
+   * `compression.threshold` × the context window (`delegation.compression_threshold_tokens`).
+   */
+  readonly compressionThresholdTokens?: number;
   /** Delegation depth (0 for a top-level agent). */
   readonly depth?: number;
   /** Working directory for tools and context files (default `terminal.cwd`, else `process.cwd()`). */

@@ -290,6 +290,12 @@ export function createAgent(options: CreateAgentOptions): Agent {
       // threshold, compressing again would only loop.
       let compressionTried = false;
       const contextLength = main.contextLength ?? DEFAULT_CONTEXT_LENGTH;
+      const compressAbove = Math.min(
+        config.compression.threshold * contextLength,
+        options.compressionThresholdTokens && options.compressionThresholdTokens > 0
+          ? options.compressionThresholdTokens
+          : Number.POSITIVE_INFINITY,
+      );
       const systemChars = messageChars({ role: 'system', content: system });
       let toolChars = 0;
       for (const schema of toolSchemas) toolChars += JSON.stringify(schema).length;
@@ -310,7 +316,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
           config.compression.enabled &&
           !compressionTried &&
           Math.ceil((systemChars + historyChars + (grace ? 0 : toolChars)) / CHARS_PER_TOKEN) >
-            config.compression.threshold * contextLength
+            compressAbove
         ) {
           compressionTried = true;
           try {

@@ -224,11 +224,18 @@ describe('JSON-RPC errors', () => {
       { session_id, request_id: 'apr_000000000000', decision: 'once' },
       RPC_ERROR_CODES.approvalNotPending,
     );
+    expect(await client.request('subagent.list', { session_id })).toEqual({ subagents: [] });
     await expectCode(
       client,
-      'subagent.list',
-      { session_id },
-      RPC_ERROR_CODES.delegationUnavailable,
+      'subagent.steer',
+      { session_id, subagent_id: 'sa-0-deadbeef', message: 'hello?' },
+      RPC_ERROR_CODES.subagentNotFound,
+    );
+    await expectCode(
+      client,
+      'subagent.interrupt',
+      { session_id, subagent_id: 'sa-0-deadbeef' },
+      RPC_ERROR_CODES.subagentNotFound,
     );
     await client.request('session.close', { session_id });
     await expectCode(
@@ -458,12 +465,12 @@ describe('bot relay errors', () => {
 });
 
 afterAll(() => {
-  // Every code the bridge defines is produced by a real request above, except the two that
-  // cannot be provoked from outside: -32603 (a bug) and 4041 (needs the delegation rail; the
-  // subagent tests cover it once the rail is wired).
+  // Every code the bridge defines is produced by a real request above, except two that the bin
+  // cannot produce: -32603 (a bug) and 4042 (the bin always has the delegation rail; an embedding
+  // program without one gets it — src/methods/review-binding.test.ts).
   const untestable = new Set<number>([
     RPC_ERROR_CODES.internalError,
-    RPC_ERROR_CODES.subagentNotFound,
+    RPC_ERROR_CODES.delegationUnavailable,
   ]);
   const missing = Object.entries(RPC_ERROR_CODES).filter(
     ([, code]) => !untestable.has(code) && !seen.has(code),

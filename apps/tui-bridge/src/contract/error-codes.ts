@@ -31,7 +31,7 @@ export const RPC_ERROR_CODES = {
   useCommandDispatch: 4018,
   /** A subagent id that this session's spawn tree does not hold. */
   subagentNotFound: 4041,
-  /** The delegation rail is not available in this bridge. */
+  /** The bridge was embedded without a delegation rail (`Bridge.delegation` unset). */
   delegationUnavailable: 4042,
 
   /** Bot relay: invalid envelope id or roster entry. */
@@ -84,7 +84,7 @@ export const RPC_ERROR_MESSAGES = {
     `/${name} changes what the agent is asked: use command.dispatch`,
   notDispatchable: (name: string) => `not a quick/plugin/bundle/skill command: ${name}`,
   delegationUnavailable:
-    'delegation is not available in this bridge yet (no delegation rail); /review and subagents need it',
+    'delegation is not available in this bridge (it was started without a delegation rail); /review and subagents need one',
 } as const;
 
 /** A JSON-RPC error a method throws on purpose; anything else becomes -32603. */

@@ -3,6 +3,7 @@ import { REVIEW_STARTED_NOTE } from '@hermes/review-engine';
 import { tempHome } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bridge } from '../bridge.js';
+import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES } from '../contract/error-codes.js';
 import { currentUiSession, type UiSessionIdentity } from '../runtime/ui-scope.js';
 
 const bridges: Bridge[] = [];
@@ -77,5 +78,28 @@ describe('/review dispatch binding', () => {
     // Gone afterwards: nothing else this process does is attributed to that session.
     expect(currentUiSession()).toBeUndefined();
     expect(getHermesHome()).not.toBe(bridge.registry.launch.home);
+  });
+
+  it('answers 4042 and says so in /review when a program embeds the bridge without a rail', async () => {
+    const home = (await tempHome()).path;
+    const bridge = new Bridge({ home, log: () => {} });
+    bridges.push(bridge);
+    bridge.delegation = undefined;
+    const created = (await call(bridge, 'session.create', {})).result as {
+      session_id: string;
+      stored_session_id: string;
+    };
+    const store = await bridge.registry.launch.store();
+    await store.appendMessage(created.stored_session_id, {
+      role: 'user',
+      content: 'Please add retries.',
+    });
+    const listed = await call(bridge, 'subagent.list', { session_id: created.session_id });
+    expect(listed.error).toMatchObject({ code: RPC_ERROR_CODES.delegationUnavailable });
+    const review = await call(bridge, 'slash.exec', {
+      session_id: created.session_id,
+      command: '/review',
+    });
+    expect(review.result).toEqual({ output: RPC_ERROR_MESSAGES.delegationUnavailable });
   });
 });

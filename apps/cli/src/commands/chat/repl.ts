@@ -318,6 +318,14 @@ export async function runRepl(
 
   prompt();
   await finished;
+  const pending = runtime.pendingBackground();
+  if (pending > 0) {
+    process.stderr.write(
+      styles.dim(
+        `(${pending} background result${pending === 1 ? '' : 's'} still pending: running agents stop now, and what they report comes back the next time you open this conversation: hermes chat --resume ${runtime.sessionId ?? ''})\n`,
+      ),
+    );
+  }
   return exitCode;
 }
 

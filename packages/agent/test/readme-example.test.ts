@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnProcess, startModelServer, tempHome } from '@hermes/testkit';
@@ -12,17 +12,19 @@ function fencedBlocks(readme: string, language: string): string[] {
   );
 }
 
+let written = 0;
+
+/** Runs an example as a `.ts` file inside the package (so its imports resolve to this workspace). */
 async function run(example: string, env: NodeJS.ProcessEnv) {
+  const folder = path.join(packageRoot, 'test-results', `readme-${process.pid}`);
+  await mkdir(folder, { recursive: true });
+  onTestFinished(() => rm(folder, { recursive: true, force: true }));
+  written += 1;
+  const file = path.join(folder, `example-${written}.ts`);
+  await writeFile(file, example);
   const child = await spawnProcess({
     command: process.execPath,
-    args: [
-      '--conditions=@hermes/source',
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '--eval',
-      example,
-    ],
+    args: ['--conditions=@hermes/source', '--import', 'tsx', file],
     cwd: packageRoot,
     env,
   });
@@ -92,5 +94,43 @@ describe('README', () => {
       exit: { code: 0, signal: null },
       stderr: '',
     });
+  });
+
+  it('runs the completion-delivery example in a fresh home and prints what the README shows', async () => {
+    const readme = await readFile(path.join(packageRoot, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('**In the background.**'));
+    const [example] = fencedBlocks(section, 'ts');
+    const [shown] = fencedBlocks(section, 'text');
+    const home = (await tempHome()).path;
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name !== 'HERMES_HOME'),
+    );
+    const result = await run(example as string, { ...env, HOME: home });
+    expect({ exit: result.exit, stderr: result.stderr }).toEqual({
+      exit: { code: 0, signal: null },
+      stderr: '',
+    });
+    expect(result.stdout).toBe(shown);
+  });
+
+  it('runs review-engine’s example on this rail and prints what its README shows', async () => {
+    const readme = await readFile(
+      path.join(packageRoot, '..', 'review-engine', 'README.md'),
+      'utf8',
+    );
+    const section = readme.slice(readme.indexOf("**With `@hermes/agent`'s rail:**"));
+    const [example] = fencedBlocks(section, 'ts');
+    const [shown] = fencedBlocks(section, 'text');
+    expect(example).toContain('createDelegationRail');
+    const home = (await tempHome()).path;
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name !== 'HERMES_HOME'),
+    );
+    const result = await run(example as string, { ...env, HOME: home });
+    expect({ exit: result.exit, stderr: result.stderr }).toEqual({
+      exit: { code: 0, signal: null },
+      stderr: '',
+    });
+    expect(result.stdout).toBe(shown);
   });
 });

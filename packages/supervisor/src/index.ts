@@ -45,6 +45,28 @@ export {
   startLoopWatchdog,
 } from './loop-watchdog.js';
 export {
+  type AdapterFatalError,
+  type ConnectOptions,
+  ConnectTimeoutError,
+  connectWithTimeout,
+  type PlatformAdapter,
+  type SendOptions,
+  type SendResult,
+} from './platform-adapter.js';
+export {
+  type AdapterHooks,
+  createPlatformFleet,
+  DEFAULT_ADAPTER_DISCONNECT_TIMEOUT_S,
+  DEFAULT_PLATFORM_CONNECT_TIMEOUT_S,
+  type NoAdaptersLeftEvent,
+  type PlatformFleet,
+  type PlatformFleetOptions,
+  type PlatformState,
+  type PlatformStatus,
+  STARTUP_RETRY_DELAY_S,
+  type StartupSummary,
+} from './platform-fleet.js';
+export {
   createPlatformRecovery,
   type FatalPlatform,
   type OnAllAdaptersDown,
@@ -67,6 +89,7 @@ export {
 } from './reconnect-watcher-keeper.js';
 export { redactSecrets } from './redact-secrets.js';
 export { type MarkExitedOptions, markRuntimeStatusExitedSync } from './runtime-status.js';
+export { scaledClock } from './scaled-clock.js';
 export {
   findEmbeddedSecrets,
   type GatewayServiceOptions,

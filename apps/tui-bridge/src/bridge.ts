@@ -146,8 +146,15 @@ export class Bridge {
     });
     this.sessions.set(session.id, session);
     this.#generation += 1;
-    // A completion owed to this conversation (another process, an earlier run) can come in now.
-    setImmediate(() => this.onIdle(session));
+    // A completion owed to this conversation (another process, an earlier run of this bridge)
+    // can come in now: the profile's registry restores what the ledger owes when it starts.
+    runtime.registry().then(
+      () => setImmediate(() => this.onIdle(session)),
+      (error: unknown) =>
+        this.log(
+          `delegations unavailable for ${runtime.name}: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+    );
     return session;
   }
 

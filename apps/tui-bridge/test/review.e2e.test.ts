@@ -159,4 +159,63 @@ describe('/review from slash.exec', () => {
     ).toEqual([]);
     void RpcErrorReply;
   });
+
+  it('delivers the review into the same conversation after the bridge died mid-review', async () => {
+    const home = await tempHome();
+    const server = await model([
+      { text: 'Added retries to upload().' },
+      // The reviewer: still thinking when the bridge is killed.
+      { text: 'REVIEW: never finished', delayMs: 10_000 },
+      // After the restart: the primary agent answering the re-entered (unknown-outcome) review.
+      { text: 'The reviewer died with the old bridge; I will ask again.' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const first = await startStdioBridge({ home: home.path });
+    const created = await first.client.request<{ session_id: string; stored_session_id: string }>(
+      'session.create',
+      {},
+    );
+    await chat(first.client, created.session_id, 'Add retries to the uploader.');
+    const note = await first.client.request<{ output: string }>('slash.exec', {
+      session_id: created.session_id,
+      command: '/review',
+    });
+    expect(note.output).toBe(REVIEW_STARTED_NOTE);
+    // Killed while the reviewer waits for its model (the scripted reply takes 10 s).
+    for (;;) {
+      const listed = await first.client.request<{ subagents: unknown[] }>('subagent.list', {
+        session_id: created.session_id,
+      });
+      if (listed.subagents.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startStdioBridge({ home: home.path });
+    const resumed = await second.client.request<{ session_id: string }>('session.resume', {
+      session_id: created.stored_session_id,
+    });
+    const injected = await second.client.waitForEvent(
+      (event) => event.type === 'run.started' && event.payload.origin === 'delegation',
+      20_000,
+    );
+    expect(injected.session_id).toBe(resumed.session_id);
+    await second.client.waitForEvent(
+      (event) => event.type === 'run.completed' && event.payload.run_id === injected.payload.run_id,
+    );
+    const stored = await second.client.request<{ messages: { role: string; content: string }[] }>(
+      'session.resume',
+      {
+        session_id: resumed.session_id,
+      },
+    );
+    const reentry = stored.messages.find((message) =>
+      message.content.startsWith('[ASYNC DELEGATION BATCH COMPLETE'),
+    );
+    expect(reentry?.content).toContain('outcome unknown');
+    expect(stored.messages.at(-1)?.content).toBe(
+      'The reviewer died with the old bridge; I will ask again.',
+    );
+  });
 });

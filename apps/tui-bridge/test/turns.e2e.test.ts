@@ -5,6 +5,7 @@ import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
+  type RpcClient,
   RpcErrorReply,
   startStdioBridge,
   startWsBridge,
@@ -22,7 +23,14 @@ async function model(script: readonly ScriptedTurn[]) {
   return server;
 }
 
-describe('a turn over stdio', () => {
+/** A client over either transport, after `gateway.ready`. */
+async function connect(transport: 'stdio' | 'websocket', home: string): Promise<RpcClient> {
+  if (transport === 'stdio') return (await startStdioBridge({ home })).client;
+  const bridge = await startWsBridge({ home });
+  return (await bridge.connect()).client;
+}
+
+describe.each(['stdio', 'websocket'] as const)('a full turn over %s', (transport) => {
   it('streams deltas, tool events, the stored message and run.completed, in order, after the reply', async () => {
     const home = await tempHome();
     await writeFile(path.join(home.path, 'notes.txt'), 'the answer is 42\n');
@@ -39,8 +47,7 @@ describe('a turn over stdio', () => {
       { text: 'The file says the answer is 42.' },
     ]);
     await writeModelConfig(home.path, server.baseUrl);
-    const bridge = await startStdioBridge({ home: home.path });
-    const { client } = bridge;
+    const client = await connect(transport, home.path);
 
     const session = await client.request<{
       session_id: string;
@@ -116,7 +123,9 @@ describe('a turn over stdio', () => {
     ]);
     expect(resumed.messages.at(-1)?.content).toBe('The file says the answer is 42.');
   });
+});
 
+describe('interrupting a turn', () => {
   it('answers a second prompt on a running session with 4009 and interrupts on prompt.interrupt', async () => {
     const home = await tempHome();
     const server = await model([{ text: 'x'.repeat(400), chunkSize: 4, chunkDelayMs: 20 }]);

@@ -64,10 +64,10 @@ describe('delegation behaviours', () => {
     );
     const [entry] = result.results as ChildResult[];
     expect(entry).toMatchObject({ status: 'completed', summary: 'The leaf says 12 lines.' });
-    const tools = (
-      (fixture.model.modelRequests[0]?.body as { tools?: { function: { name: string } }[] })
-        .tools ?? []
-    ).map((tool) => tool.function.name);
+    const firstBody = fixture.model.modelRequests[0]?.body as
+      | { tools?: { function: { name: string } }[] }
+      | undefined;
+    const tools = (firstBody?.tools ?? []).map((tool) => tool.function.name);
     expect(tools).toContain('delegate_task');
     // The leaf's session hangs off the orchestrator's, which hangs off the conversation.
     const orchestrator = fixture.store.getSession(entry?.session_id as string);

@@ -1,13 +1,8 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
-  // bin.ts is the tiny bootstrap (version, -p/--profile); main.ts and every command module are
-  // separate chunks loaded on demand, so `hermes --version` never loads what `hermes chat` needs.
-  entry: ['src/bin.ts', 'src/main.ts'],
+const shared: Options = {
   format: ['esm'],
-  splitting: true,
   sourcemap: true,
-  clean: true,
   platform: 'node',
   target: 'node20',
   // Start-up time is a feature of a command line: the libraries are bundled into the chunks that
@@ -32,4 +27,21 @@ export default defineConfig({
   banner: {
     js: "import { createRequire as __hermesCreateRequire } from 'node:module';\nconst require = __hermesCreateRequire(import.meta.url);",
   },
-});
+};
+
+export default defineConfig([
+  // bin.ts is the tiny bootstrap (version, -p/--profile); main.ts and every command module are
+  // chunks loaded on demand, so `hermes --version` never loads what `hermes chat` needs.
+  // (`pnpm build` empties dist first: the two builds run at once, so neither may clean.)
+  { ...shared, entry: ['src/bin.ts', 'src/main.ts'], splitting: true, clean: false },
+  // The profile selection every command starts with, and `hermes gateway status` (polled by
+  // scripts): each one file tree-shaken for itself. Chunks are shared per file, so as chunks they
+  // would carry config's YAML parser, which neither needs. bin.ts loads them by URL, so the first
+  // build does not fold them into its chunks.
+  {
+    ...shared,
+    entry: ['src/select-home.ts', 'src/fast-status.ts'],
+    splitting: false,
+    clean: false,
+  },
+]);

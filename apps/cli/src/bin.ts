@@ -57,7 +57,9 @@ const helpOnly =
 
 let profileWarning: string | undefined;
 if (!helpOnly) {
-  const config = await import('@hermes/config');
+  const config: typeof import('./select-home.js') = await import(
+    new URL('./select-home.js', import.meta.url).href
+  );
   try {
     const selection = config.selectProfileHome({ profile: parsed.profile });
     process.env.HERMES_HOME = selection.home;
@@ -70,5 +72,20 @@ if (!helpOnly) {
 if (profileWarning) process.stderr.write(`hermes: warning: ${profileWarning}\n`);
 
 process.argv = [process.argv[0] as string, process.argv[1] as string, ...parsed.argv];
-const { main } = await import('./main.js');
-process.exitCode = await main(process.argv.slice(2), { version: version() });
+// `hermes gateway status [--json]` (what scripts poll) skips the command tree.
+const statusFlags = new Set(['--json', '--debug', '--no-color']);
+const [first, second, ...flags] = parsed.argv;
+if (first === 'gateway' && second === 'status' && flags.every((flag) => statusFlags.has(flag))) {
+  if (flags.includes('--no-color')) process.env.NO_COLOR = '1';
+  const { runGatewayStatus }: typeof import('./fast-status.js') = await import(
+    new URL('./fast-status.js', import.meta.url).href
+  );
+  process.exitCode = await runGatewayStatus({
+    json: flags.includes('--json'),
+    debug: flags.includes('--debug'),
+    version: version(),
+  });
+} else {
+  const { main } = await import('./main.js');
+  process.exitCode = await main(process.argv.slice(2), { version: version() });
+}

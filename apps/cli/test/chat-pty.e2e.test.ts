@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
 import { parseJson, runCli, spawnInPty, testHome, writeModelConfig } from './helpers.js';
 
-describe('hermes chat in a terminal', () => {
+// util-linux `script` gives the chat a pseudo-terminal (BSD `script` takes other arguments).
+describe.runIf(process.platform === 'linux')('hermes chat in a terminal', () => {
   it('streams answers, brings /review findings back as a new turn, interrupts on Ctrl-C and leaves on Ctrl-D', async () => {
     const { env, home } = await testHome();
     const model = await startModelServer({
@@ -96,9 +97,9 @@ describe('hermes chat in a terminal', () => {
     expect((await chat.exited).code).toBe(0);
   });
 
-  it('leaves on two Ctrl-C at the prompt with exit 130', async () => {
+  it('opens the chat for a bare `hermes` on a terminal, and leaves on two Ctrl-C with exit 130', async () => {
     const { env } = await testHome();
-    const chat = spawnInPty(['chat'], env);
+    const chat = spawnInPty([], env);
     await chat.waitFor(/\/help for commands/);
     // No model configured: the banner says what to set.
     expect(chat.screen()).toContain('no model configured');

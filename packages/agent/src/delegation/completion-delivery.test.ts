@@ -106,6 +106,36 @@ describe('completion delivery', () => {
     expect(states).toEqual(['before:claimed', 'after:delivered']);
   });
 
+  it('waits while the surface says the owner is mid-turn, and delivers once it is idle', async () => {
+    const fixture = await delegationFixture();
+    routeReplies(fixture.model, { child: [{ text: 'child result' }], parent: [{ text: 'ok' }] });
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const dispatched = await delegateTask(
+      { tasks: [{ goal: 'Produce a result' }] },
+      { parent: agent, background: true, sessionId: session.id },
+    );
+    await fixture.registry.idle();
+    let busy = true;
+    const delivery = createCompletionDelivery({
+      registry: fixture.registry,
+      owner: () => session.id,
+      runTurn: (options) => agent.runTurn(options),
+      isIdle: () => !busy,
+      pollMs: 0,
+      retryMs: 20,
+    });
+    await delivery.start();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(fixture.store.getMessages(session.id)).toEqual([]);
+    busy = false;
+    delivery.notifyIdle(session.id);
+    const id = String(dispatched.delegation_id);
+    await waitFor(() => fixture.store.getDelegation(id)?.deliveryState === 'delivered');
+    await delivery.stop();
+    expect(fixture.store.getMessages(session.id)[0]?.displayKind).toBe(COMPLETION_DISPLAY_KIND);
+  });
+
   it('keeps the completion owed when the surface’s runTurn never stores the message', async () => {
     const fixture = await delegationFixture();
     routeReplies(fixture.model, { child: [{ text: 'child result' }] });

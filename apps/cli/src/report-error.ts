@@ -20,6 +20,14 @@ const HINTS: Readonly<Record<string, string>> = {
   database_replaced: 'state.db was replaced while open; run the command again',
 };
 
+/** Package error codes that mean the command line itself was wrong (a malformed name or key). */
+const USAGE_CODES: ReadonlySet<string> = new Set([
+  'invalid_profile_name',
+  'invalid_config_key',
+  'invalid_env_name',
+  'invalid_env_value',
+]);
+
 /** The package an error comes from, when it is one of ours (`@hermes/<package>.error` marker). */
 function hermesErrorPackage(error: object): string | undefined {
   for (const symbol of Object.getOwnPropertySymbols(error)) {
@@ -46,7 +54,7 @@ export function describeError(error: unknown): ReportedError {
       code,
       message: (error as Error).message,
       ...(hint ? { hint } : {}),
-      exitCode: code === 'invalid_profile_name' ? EXIT.usage : EXIT.failure,
+      exitCode: USAGE_CODES.has(code) ? EXIT.usage : EXIT.failure,
       expected: true,
     };
   }

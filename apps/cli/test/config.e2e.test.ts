@@ -47,12 +47,15 @@ describe('hermes config', () => {
     expect(whole.stdout).not.toContain('sk-in-yaml-999');
   });
 
-  it('says how to set a key that is not set (exit 1) and refuses a malformed key', async () => {
+  it('says how to set a key that is not set (exit 1) and refuses a malformed key (exit 2)', async () => {
     const { env } = await testHome();
     const missing = await runCli(['config', 'get', 'model.default'], { env });
     expect(missing.code).toBe(EXIT.failure);
     expect(missing.stderr).toContain('hermes config set model.default <value>');
-    expect((await runCli(['config', 'set', 'model..x', 'y'], { env })).code).toBe(EXIT.failure);
+    expect((await runCli(['config', 'set', 'model..x', 'y'], { env })).code).toBe(EXIT.usage);
+    expect((await runCli(['config', 'set', 'OPENAI_KEY', 'two\nlines'], { env })).code).toBe(
+      EXIT.usage,
+    );
   });
 
   it('prints its paths', async () => {

@@ -121,7 +121,7 @@ export async function buildChildSystemPrompt(input: {
 /**
  * Builds one child agent and its session row per task, in the caller's async context (its home
  * scope and identity stay with the children). Sessions hang off `parentSessionId` with
- * `parent_edge: delegate` and source `subagent`.
+ * `parent_edge: delegate`, source `subagent`, hidden from session lists.
  */
 export async function buildChildren(input: {
   parent: Agent;
@@ -160,11 +160,14 @@ export async function buildChildren(input: {
       // Subagents never ask anyone: approve once when configured to, else deny.
       approve: () => (autoApprove ? 'once' : 'deny'),
     });
+    // Hidden from session lists (a subagent's run is not a conversation of the user's); its id is
+    // in the result, so its transcript stays one lookup away.
     const session = await agent.createSession({
       source: 'subagent',
       model: runtime.route.model,
       cwd: input.cwd,
       title: null,
+      hidden: true,
       ...(input.parentSessionId
         ? { parentSessionId: input.parentSessionId, parentEdge: 'delegate' as const }
         : {}),

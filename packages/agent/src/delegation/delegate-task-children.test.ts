@@ -113,7 +113,9 @@ describe('building a child', () => {
       parentSessionId: session.id,
       parentEdge: 'delegate',
       model: 'test-model',
+      hidden: 1,
     });
+    expect(fixture.store.listSessionsRich().sessions.map((row) => row.id)).toEqual([session.id]);
   });
 
   it('routes the child by credentialsCfg to another server while the parent stays on its own', async () => {

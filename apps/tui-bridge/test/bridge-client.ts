@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ModelServer, type ScriptedTurn, startModelServer } from '@hermes/testkit';
 import { afterEach } from 'vitest';
 import WebSocket from 'ws';
 import type { EventEnvelope } from '../src/contract/envelope.js';
@@ -118,9 +119,18 @@ export class RpcClient {
 }
 
 const started: { stop(): Promise<void> }[] = [];
+const models: ModelServer[] = [];
 afterEach(async () => {
   await Promise.all(started.splice(0).map((item) => item.stop()));
+  await Promise.all(models.splice(0).map((server) => server.close()));
 });
+
+/** The testkit's scripted model server, closed when the test ends. */
+export async function scriptedModel(script: readonly ScriptedTurn[]): Promise<ModelServer> {
+  const server = await startModelServer({ script });
+  models.push(server);
+  return server;
+}
 
 /** The environment a bridge child gets: the temp home, nothing inherited that could leak keys. */
 export function bridgeEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

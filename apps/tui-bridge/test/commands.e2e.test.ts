@@ -2,25 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { openSessionStore } from '@hermes/session-store';
-import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startStdioBridge, writeModelConfig } from './bridge-client.js';
-
-const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function model(script: readonly ScriptedTurn[]) {
-  const server = await startModelServer({ script });
-  servers.push(server);
-  return server;
-}
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { scriptedModel, startStdioBridge, writeModelConfig } from './bridge-client.js';
 
 describe('slash.exec and command.dispatch', () => {
   it('answers help, status, title and history from the live session', async () => {
     const home = await tempHome();
-    const server = await model([{ text: 'Lyon is 2 hours away by train.' }]);
+    const server = await scriptedModel([{ text: 'Lyon is 2 hours away by train.' }]);
     await writeModelConfig(home.path, server.baseUrl);
     const { client } = await startStdioBridge({ home: home.path });
     const { session_id } = await client.request<{ session_id: string }>('session.create', {});
@@ -62,7 +51,7 @@ describe('slash.exec and command.dispatch', () => {
   it('queues a prompt behind the running turn and steers the running turn', async () => {
     const home = await tempHome();
     const scratch = path.join(home.path, 'scratch.txt');
-    const server = await model([
+    const server = await scriptedModel([
       // Turn 1 calls a tool slowly, so the steer lands with that tool's result.
       {
         toolCalls: [{ id: 'call_1', name: 'read_file', arguments: { path: scratch } }],
@@ -109,7 +98,7 @@ describe('approvals', () => {
     const home = await tempHome();
     const target = path.join(home.path, 'to-delete');
     await mkdir(path.join(target, 'inner'), { recursive: true });
-    const server = await model([
+    const server = await scriptedModel([
       {
         toolCalls: [
           { id: 'call_rm', name: 'terminal', arguments: { command: `rm -rf ${target}` } },
@@ -160,7 +149,7 @@ describe('the front end going away over stdio', () => {
   it('lets the running turn finish and stores it before the bridge exits', async () => {
     const home = await tempHome();
     const reply = 'a reply that outlives its front end';
-    const server = await model([{ text: reply, chunkSize: 3, chunkDelayMs: 60 }]);
+    const server = await scriptedModel([{ text: reply, chunkSize: 3, chunkDelayMs: 60 }]);
     await writeModelConfig(home.path, server.baseUrl);
     const bridge = await startStdioBridge({ home: home.path });
     const { stored_session_id, session_id } = await bridge.client.request<{

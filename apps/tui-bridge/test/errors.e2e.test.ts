@@ -1,26 +1,16 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BOT_RELAY_DIR, openBotRelay } from '@hermes/session-store';
-import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { tempHome } from '@hermes/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
   type RpcClient,
   RpcErrorReply,
+  scriptedModel,
   startStdioBridge,
   writeModelConfig,
 } from './bridge-client.js';
-
-const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function model(script: readonly ScriptedTurn[]) {
-  const server = await startModelServer({ script });
-  servers.push(server);
-  return server;
-}
 
 /** Every code a request produced in this file; checked against RPC_ERROR_CODES at the end. */
 const seen = new Set<number>();
@@ -398,7 +388,7 @@ describe('bot relay errors', () => {
 
   it('answers 5096 when the delivered turn fails and 5095 when the Bot Chat stays busy; two attempts, then failed', async () => {
     const home = await tempHome();
-    const server = await model([
+    const server = await scriptedModel([
       { error: { status: 400, message: 'bad request from the scripted provider' } },
       { text: 'b'.repeat(300), chunkSize: 2, chunkDelayMs: 20 },
     ]);

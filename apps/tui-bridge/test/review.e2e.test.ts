@@ -1,25 +1,15 @@
 import { REVIEW_SESSION_BUSY_MESSAGE, REVIEW_STARTED_NOTE } from '@hermes/review-engine';
-import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
   type RpcClient,
   RpcErrorReply,
+  scriptedModel,
   startStdioBridge,
   startWsBridge,
   writeModelConfig,
 } from './bridge-client.js';
-
-const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function model(script: readonly ScriptedTurn[]) {
-  const server = await startModelServer({ script });
-  servers.push(server);
-  return server;
-}
 
 async function chat(client: RpcClient, sessionId: string, text: string): Promise<void> {
   const from = client.events.length;
@@ -37,7 +27,7 @@ async function chat(client: RpcClient, sessionId: string, text: string): Promise
 describe('/review from slash.exec', () => {
   it('dispatches a reviewer that subagent.list shows, and its completion re-enters only the session that asked', async () => {
     const home = await tempHome();
-    const server = await model([
+    const server = await scriptedModel([
       { text: 'Added retries to upload().' },
       { text: 'Wrote the changelog.' },
       // The reviewer (a background child): slow enough to be listed while it runs.
@@ -141,7 +131,7 @@ describe('/review from slash.exec', () => {
 
   it('refuses /review while the session runs a turn, with the reference text', async () => {
     const home = await tempHome();
-    const server = await model([{ text: 'r'.repeat(200), chunkSize: 2, chunkDelayMs: 20 }]);
+    const server = await scriptedModel([{ text: 'r'.repeat(200), chunkSize: 2, chunkDelayMs: 20 }]);
     await writeModelConfig(home.path, server.baseUrl);
     const bridge = await startWsBridge({ home: home.path });
     const { client } = await bridge.connect();
@@ -162,7 +152,7 @@ describe('/review from slash.exec', () => {
 
   it('delivers the review into the same conversation after the bridge died mid-review', async () => {
     const home = await tempHome();
-    const server = await model([
+    const server = await scriptedModel([
       { text: 'Added retries to upload().' },
       // The reviewer: still thinking when the bridge is killed.
       { text: 'REVIEW: never finished', delayMs: 10_000 },

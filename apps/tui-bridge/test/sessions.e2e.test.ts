@@ -1,20 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BOT_CHAT_TITLE, openBotRelay, openSessionStore } from '@hermes/session-store';
-import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startStdioBridge, writeModelConfig } from './bridge-client.js';
-
-const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function model(script: readonly ScriptedTurn[]) {
-  const server = await startModelServer({ script });
-  servers.push(server);
-  return server;
-}
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { scriptedModel, startStdioBridge, writeModelConfig } from './bridge-client.js';
 
 type Summary = {
   id: string;
@@ -133,7 +122,7 @@ describe('session.list and profiles.list', () => {
 describe('bot relay delivery', () => {
   it('delivers a queued DM into the hidden Bot Chat as a turn and records the reply for the sender', async () => {
     const home = await tempHome();
-    const server = await model([{ text: 'Hello peer, got it.' }, { text: 'NO_REPLY' }]);
+    const server = await scriptedModel([{ text: 'Hello peer, got it.' }, { text: 'NO_REPLY' }]);
     await writeModelConfig(home.path, server.baseUrl);
     const { client } = await startStdioBridge({ home: home.path });
     const synced = await client.request<{ count: number }>('bot_relay.roster.sync', {

@@ -1,27 +1,17 @@
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
   type RpcClient,
   RpcErrorReply,
+  scriptedModel,
   startStdioBridge,
   startWsBridge,
   writeModelConfig,
 } from './bridge-client.js';
-
-const servers: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function model(script: readonly ScriptedTurn[]) {
-  const server = await startModelServer({ script });
-  servers.push(server);
-  return server;
-}
 
 /** A client over either transport, after `gateway.ready`. */
 async function connect(transport: 'stdio' | 'websocket', home: string): Promise<RpcClient> {
@@ -34,7 +24,7 @@ describe.each(['stdio', 'websocket'] as const)('a full turn over %s', (transport
   it('streams deltas, tool events, the stored message and run.completed, in order, after the reply', async () => {
     const home = await tempHome();
     await writeFile(path.join(home.path, 'notes.txt'), 'the answer is 42\n');
-    const server = await model([
+    const server = await scriptedModel([
       {
         toolCalls: [
           {
@@ -128,7 +118,7 @@ describe.each(['stdio', 'websocket'] as const)('a full turn over %s', (transport
 describe('interrupting a turn', () => {
   it('answers a second prompt on a running session with 4009 and interrupts on prompt.interrupt', async () => {
     const home = await tempHome();
-    const server = await model([{ text: 'x'.repeat(400), chunkSize: 4, chunkDelayMs: 20 }]);
+    const server = await scriptedModel([{ text: 'x'.repeat(400), chunkSize: 4, chunkDelayMs: 20 }]);
     await writeModelConfig(home.path, server.baseUrl);
     const { client } = await startStdioBridge({ home: home.path });
     const { session_id } = await client.request<{ session_id: string }>('session.create', {});
@@ -168,7 +158,7 @@ describe('a turn over WebSocket', () => {
     const home = await tempHome();
     const reply = 'streamed slowly so the socket closes in the middle';
     // About 2 s of streaming: long enough that the reconnect lands mid-turn even on a busy machine.
-    const server = await model([{ text: reply, chunkSize: 2, chunkDelayMs: 80 }]);
+    const server = await scriptedModel([{ text: reply, chunkSize: 2, chunkDelayMs: 80 }]);
     await writeModelConfig(home.path, server.baseUrl);
     const bridge = await startWsBridge({ home: home.path });
 

@@ -6,6 +6,7 @@ import { DENIED_TITLE_SOURCES } from '../constants.js';
 import { RPC_ERROR_CODES, RpcError } from '../contract/error-codes.js';
 import type { MethodResult } from '../contract/methods.js';
 import type { ProfileRuntime } from '../runtime/profile-runtime.js';
+import { summaryOf } from './session-methods.js';
 
 /** Avatar files a profile home may hold (what `has_avatar` looks for). */
 export const AVATAR_FILES = [
@@ -85,24 +86,11 @@ export function profileMethods(bridge: Bridge) {
             const store = await runtime.store();
             const row = store.listSessionsRich({ limit: 1 }).sessions[0];
             if (row) {
-              lastSession = {
-                id: row.id,
-                resolved_id: row.id,
-                title: row.title,
+              lastSession = summaryOf(bridge, runtime, row, row.id, {
+                lastActive: row.lastActive,
                 preview: row.preview,
-                source: row.source,
-                started_at: row.startedAt,
-                last_active: row.lastActive,
-                message_count: row.messageCount,
-                ended_at: row.endedAt,
-                end_reason: row.endReason,
-                archived: row.archived === 1,
-                pinned: row.pinned === 1,
-                hidden: row.hidden === 1,
                 unread: row.unread,
-                live_session_id:
-                  bridge.liveSessionFor(runtime, row.lineageRootId ?? row.id)?.id ?? null,
-              };
+              });
             }
             const summary = await runtime.run(() =>
               store.canonicalSession({ deniedSources: DENIED_TITLE_SOURCES }),

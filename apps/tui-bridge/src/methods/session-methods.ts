@@ -30,7 +30,7 @@ function storeFailure(error: unknown): RpcError {
   });
 }
 
-function summaryOf(
+export function summaryOf(
   bridge: Bridge,
   runtime: ProfileRuntime,
   row: SessionRecord | SessionListItem,

@@ -10,6 +10,11 @@ export {
   type RecordDelegationTerminalInput,
 } from './async-delegations.js';
 export * from './bot-relay.js';
+export {
+  type CheckStateDbIntegrityOptions,
+  checkStateDbIntegrity,
+  type StateDbIntegrity,
+} from './check-integrity.js';
 export { type Clock, type Sleep, systemClock } from './clock.js';
 export { COMPRESSION_LEASE_TTL_SECONDS, newLeaseHolder } from './compression-lease.js';
 export {

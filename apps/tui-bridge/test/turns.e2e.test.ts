@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -5,6 +6,8 @@ import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
+  BRIDGE_BIN,
+  bridgeEnv,
   type RpcClient,
   RpcErrorReply,
   scriptedModel,
@@ -220,5 +223,20 @@ describe('a turn over WebSocket', () => {
     // The right token opens the socket (the refusals above were about the token, not the server).
     const ok = await bridge.connect();
     expect(ok.client.eventsOf('gateway.ready')).toHaveLength(1);
+  });
+
+  it('refuses to listen beyond loopback without an explicit token', async () => {
+    const home = await tempHome();
+    const child = spawn(process.execPath, [BRIDGE_BIN, '--port', '0', '--host', '0.0.0.0'], {
+      env: bridgeEnv(home.path),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(stderr).toContain('--host 0.0.0.0 is not loopback: pass --token');
   });
 });

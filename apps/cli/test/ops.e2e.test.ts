@@ -109,6 +109,66 @@ describe('hermes doctor', () => {
     expect(existsSync(path.join(home, 'gateway.pid'))).toBe(false);
   });
 
+  it('checks state.db without changing it: a damaged file fails, a stale search index is rebuilt by --fix', async () => {
+    const { env, home } = await testHome();
+    const file = path.join(home, 'state.db');
+    const { openSessionStore } = await import('@hermes/session-store');
+    const store = await openSessionStore({ path: file });
+    const session = await store.createSession({ source: 'cli' });
+    await store.appendMessages(
+      session.id,
+      Array.from({ length: 400 }, (_, index) => ({
+        role: 'user' as const,
+        content: `note ${index} ${'y'.repeat(400)}`,
+      })),
+    );
+    await store.withWriteTransaction((database) =>
+      database
+        .prepare("INSERT OR REPLACE INTO state_meta (key, value) VALUES ('fts_stale', '1')")
+        .run(),
+    );
+    await store.close();
+
+    const stale = parseJson<{ checks: Finding[] }>(
+      await runCli(['doctor', '--offline', '--json'], { env }),
+    );
+    expect(statuses(stale.checks, 'state_db')).toEqual(['ok']);
+    expect(statuses(stale.checks, 'search_index')).toEqual(['warn']);
+    const fixed = parseJson<{ checks: Finding[] }>(
+      await runCli(['doctor', '--offline', '--fix', '--json'], { env }),
+    );
+    expect(fixed.checks.find((finding) => finding.check === 'search_index')).toMatchObject({
+      status: 'ok',
+      fixed: true,
+    });
+    expect(
+      statuses(
+        parseJson<{ checks: Finding[] }>(await runCli(['doctor', '--offline', '--json'], { env }))
+          .checks,
+        'search_index',
+      ),
+    ).toEqual(['ok']);
+
+    // Scribble over pages in the middle of the file: doctor finds it and leaves the file as it is.
+    const { closeSync, openSync, readFileSync, statSync, writeSync } = await import('node:fs');
+    const pages = statSync(file).size / 4096;
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.alloc(4096 * 4, 0x5a), 0, 4096 * 4, 4096 * Math.floor(pages / 2));
+    closeSync(fd);
+    const damaged = readFileSync(file);
+    const result = await runCli(['doctor', '--offline', '--json'], { env });
+    expect(result.code).toBe(EXIT.failure);
+    const finding = parseJson<{ checks: Finding[] }>(result).checks.find(
+      (item) => item.check === 'state_db',
+    );
+    expect(finding).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('is damaged'),
+    });
+    expect(finding?.fix).toContain('move');
+    expect(readFileSync(file).equals(damaged)).toBe(true);
+  });
+
   it('reports a broken config.yaml with file, line and column', async () => {
     const { env, home } = await testHome();
     await writeFile(path.join(home, 'config.yaml'), 'model:\n  default: [oops\n');

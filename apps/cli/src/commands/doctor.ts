@@ -8,7 +8,7 @@ import {
   readPidRecord,
   resolveClientSocketPath,
 } from '@hermes/control-socket';
-import { SCHEMA_VERSION } from '@hermes/session-store';
+import { checkStateDbIntegrity, SCHEMA_VERSION } from '@hermes/session-store';
 import {
   findEmbeddedSecrets,
   probeLiveness,
@@ -220,51 +220,70 @@ async function checkStateDb(run: DoctorRun): Promise<void> {
     run.add({ check: 'state_db', status: 'ok', message: 'no state.db yet (created on first use)' });
     return;
   }
-  let store: Awaited<ReturnType<typeof openStore>>;
+  // Read-only: a worker runs SQLite's quick_check on a read-only connection; nothing is migrated.
+  let health: Awaited<ReturnType<typeof checkStateDbIntegrity>>;
   try {
-    store = await openStore(run.home);
+    health = await checkStateDbIntegrity(file);
   } catch (error) {
     run.add({
       check: 'state_db',
       status: 'fail',
       message: (error as Error).message,
-      fix: `Stop every hermes process, move ${file} aside (it is never overwritten), and start again`,
+      fix: 'Check the file and its folder permissions',
     });
     return;
   }
-  try {
-    const version = store.schemaVersion;
+  if (!health.ok) {
     run.add({
       check: 'state_db',
-      status: version === SCHEMA_VERSION ? 'ok' : 'fail',
-      message: `${file}: schema ${version}${version === SCHEMA_VERSION ? '' : ` (this hermes expects ${SCHEMA_VERSION})`}, ${store.journalMode} journal`,
-      ...(version === SCHEMA_VERSION
-        ? {}
-        : { fix: 'Update hermes: the file was written by a newer version' }),
+      status: 'fail',
+      message: `${file} is damaged: ${health.problems.slice(0, 3).join('; ')}`,
+      fix: `Stop every hermes process, move ${file} aside (it is never overwritten) and start again; sqlite3 ".recover" may save its data`,
     });
-    checkPrivate(run, 'state_db', file, 0o600, 'warn');
-    if (!store.isFtsStale()) {
-      run.add({ check: 'search_index', status: 'ok', message: 'full-text index healthy' });
-    } else if (run.fix) {
-      const rebuilt = await store.rebuildFts().catch(() => 0);
-      run.add({
-        check: 'search_index',
-        status: rebuilt === 1 ? 'ok' : 'warn',
-        message:
-          rebuilt === 1
-            ? 'full-text index rebuilt'
-            : 'full-text index is stale; the rebuild was deferred (another process has state.db open)',
-        fix: rebuilt === 1 ? 'rebuilt' : 'Stop the gateway and run hermes doctor --fix again',
-        fixed: rebuilt === 1,
-      });
-    } else {
-      run.add({
-        check: 'search_index',
-        status: 'warn',
-        message: 'full-text index is stale; search falls back to a slower plain scan',
-        fix: 'hermes doctor --fix (rebuilds it)',
-      });
-    }
+    return;
+  }
+  const version = health.schemaVersion ?? 0;
+  if (version > SCHEMA_VERSION) {
+    run.add({
+      check: 'state_db',
+      status: 'fail',
+      message: `${file} has schema ${version}; this hermes knows ${SCHEMA_VERSION}`,
+      fix: 'Update hermes: the file was written by a newer version',
+    });
+  } else {
+    run.add({
+      check: 'state_db',
+      status: 'ok',
+      message: `${file}: intact, schema ${version}${version < SCHEMA_VERSION ? ` (migrated to ${SCHEMA_VERSION} on next use)` : ''}, ${health.journalMode} journal`,
+    });
+  }
+  checkPrivate(run, 'state_db', file, 0o600, 'warn');
+  if (!health.ftsStale) {
+    run.add({ check: 'search_index', status: 'ok', message: 'full-text index healthy' });
+    return;
+  }
+  if (!run.fix) {
+    run.add({
+      check: 'search_index',
+      status: 'warn',
+      message: 'full-text index is stale; search falls back to a slower plain scan',
+      fix: 'hermes doctor --fix (rebuilds it)',
+    });
+    return;
+  }
+  const store = await openStore(run.home);
+  try {
+    const rebuilt = await store.rebuildFts().catch(() => 0);
+    run.add({
+      check: 'search_index',
+      status: rebuilt === 1 ? 'ok' : 'warn',
+      message:
+        rebuilt === 1
+          ? 'full-text index rebuilt'
+          : 'full-text index is stale; the rebuild was deferred (another process has state.db open)',
+      fix: rebuilt === 1 ? 'rebuilt' : 'Stop the gateway and run hermes doctor --fix again',
+      fixed: rebuilt === 1,
+    });
   } finally {
     await store.close();
   }

@@ -97,6 +97,39 @@ describe.runIf(process.platform === 'linux')('hermes chat in a terminal', () => 
     expect((await chat.exited).code).toBe(0);
   });
 
+  it('asks before a dangerous command runs: deny keeps it from running, once lets it run', async () => {
+    const { env, home, userHome } = await testHome();
+    const { existsSync, mkdirSync } = await import('node:fs');
+    mkdirSync(`${userHome}/junk/deep`, { recursive: true });
+    const model = await startModelServer({
+      script: [
+        { toolCalls: [{ name: 'terminal', arguments: { command: 'rm -rf junk' } }] },
+        { text: 'Understood, I left it.' },
+        { toolCalls: [{ name: 'terminal', arguments: { command: 'rm -rf junk' } }] },
+        { text: 'Removed.' },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const chat = spawnInPty(['chat'], env, userHome);
+    await chat.waitFor(/\/help for commands/);
+    chat.write('clean up junk\r');
+    await chat.waitFor(/terminal wants to run: rm -rf junk/);
+    await chat.waitFor(/Allow\? \[o\]nce, \[s\]ession, \[d\]eny/);
+    chat.write('d\r');
+    await chat.waitFor(/Understood, I left it\./);
+    expect(existsSync(`${userHome}/junk`)).toBe(true);
+    expect(JSON.stringify(model.modelRequests[1]?.body)).toContain('Command denied');
+    let mark = chat.screen().length;
+    chat.write('really, clean it\r');
+    await chat.waitFor(/Allow\?/, { from: mark });
+    mark = chat.screen().length;
+    chat.write('o\r');
+    await chat.waitFor(/Removed\./, { from: mark });
+    expect(existsSync(`${userHome}/junk`)).toBe(false);
+    chat.write('\u0004');
+    expect((await chat.exited).code).toBe(0);
+  });
+
   it('opens the chat for a bare `hermes` on a terminal, and leaves on two Ctrl-C with exit 130', async () => {
     const { env } = await testHome();
     const chat = spawnInPty([], env);

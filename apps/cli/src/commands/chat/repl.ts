@@ -194,7 +194,8 @@ export async function runRepl(
     const { command } = parsed;
     if (command.name === 'queue' || command.busyPolicy === 'dispatch') {
       void runSlashCommand(command, parsed.args, runtime, ui).then((result) => {
-        if (result.text) print(result.text);
+        // An answer is streaming: start the note on a line of its own.
+        if (result.text) print(`\n${result.text}`);
       });
       return true;
     }

@@ -284,7 +284,7 @@ describe('bot relay errors', () => {
       toProfile: 'default',
       from: 'peer',
       message: 'quick',
-      ttlSeconds: 1,
+      ttlSeconds: 3, // long enough to be drained in time on a loaded machine
     });
     const drained = await client.request<{ envelopes: { id: string }[] }>(
       'bot_relay.outbox.drain',
@@ -299,7 +299,10 @@ describe('bot relay errors', () => {
       { envelope_id: ghost.id },
       RPC_ERROR_CODES.botRelayNotHosted,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Past its TTL before anyone delivered it.
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, (short.expiresAt - Date.now() / 1000) * 1000 + 100)),
+    );
     await expectCode(
       client,
       'bot_relay.deliver',

@@ -97,6 +97,44 @@ describe.runIf(process.platform === 'linux')('hermes chat in a terminal', () => 
     expect((await chat.exited).code).toBe(0);
   });
 
+  it('keeps a background result owed when the chat closes, and delivers it when the conversation is opened again', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [
+        { text: 'The plan: migrate in two steps.' },
+        // The reviewer is slow: the chat is closed while it works.
+        { text: 'REVIEW: too late', delayMs: 8000 },
+        { text: 'Noted the interrupted review.' },
+      ],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const first = spawnInPty(['chat'], env);
+    await first.waitFor(/\/help for commands/);
+    first.write('plan the migration\r');
+    await first.waitFor(/migrate in two steps/);
+    first.write('/review\r');
+    await first.waitFor(/Review started\./);
+    first.write('\u0004');
+    await first.waitFor(/background result still pending/);
+    expect((await first.exited).code).toBe(0);
+
+    const second = spawnInPty(['chat', '--continue'], env);
+    // The reviewer was stopped when the first chat closed: its (empty) result says so.
+    await second.waitFor(
+      /── Background result: Review recent work \(\w+\) ──\n\(no result: the subagent ended interrupted/,
+    );
+    await second.waitFor(/Noted the interrupted review\./);
+    second.write('\u0004');
+    expect((await second.exited).code).toBe(0);
+    const injected =
+      (model.modelRequests[2]?.body as { messages?: { role: string; content: string }[] })
+        ?.messages ?? [];
+    expect(injected.filter((message) => message.role === 'user').at(-1)?.content).toMatch(
+      /^\[ASYNC DELEGATION BATCH COMPLETE — /,
+    );
+    expect(injected.some((message) => message.content === 'plan the migration')).toBe(true);
+  });
+
   it('asks before a dangerous command runs: deny keeps it from running, once lets it run', async () => {
     const { env, home, userHome } = await testHome();
     const { existsSync, mkdirSync } = await import('node:fs');

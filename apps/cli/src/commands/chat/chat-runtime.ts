@@ -260,6 +260,11 @@ export class ChatRuntime {
     await this.#delivery.start();
   }
 
+  /** Asks the ledger again for results owed (after switching to another conversation). */
+  async recoverOwed(): Promise<void> {
+    if (this.#delivery && this.registry) await this.registry.recover().catch(() => undefined);
+  }
+
   /** Delivers what is owed now (resolves when those turns end). */
   async drainDeliveries(): Promise<number> {
     return (await this.#delivery?.drain()) ?? 0;

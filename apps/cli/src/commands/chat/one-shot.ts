@@ -5,6 +5,7 @@ import type { CommandContext } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
 import { EXIT } from '../../exit-codes.js';
 import type { ChatRuntime } from './chat-runtime.js';
+import { describeNoSummary } from './repl.js';
 import { runSlashCommand, type SlashUi } from './slash-handlers.js';
 import { createTurnRenderer } from './turn-renderer.js';
 
@@ -73,9 +74,9 @@ export async function runOneShot(
         onStart: (event) => {
           if (!json) {
             process.stdout.write(
-              `\n── Background result: ${event.goal} (${event.status}) ──\n${summariesOf(event)
-                .map((summary) => summary ?? '(no summary)')
-                .join('\n\n')}\n── ${'hermes'} ──\n`,
+              `\n── Background result: ${event.goal} (${event.status}) ──\n${event.results
+                .map((entry) => entry.summary ?? describeNoSummary(entry))
+                .join('\n\n')}\n── hermes ──\n`,
             );
           }
           delivered.push({

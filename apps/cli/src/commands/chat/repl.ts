@@ -303,7 +303,8 @@ export async function runRepl(
       print(
         `\n${styles.bold(styles.magenta(`── Background result: ${event.goal} (${event.status}) ──`))}`,
       );
-      for (const result of event.results) print(result.summary ?? styles.dim('(no summary)'));
+      for (const result of event.results)
+        print(result.summary ?? styles.dim(describeNoSummary(result)));
       print(styles.bold(styles.magenta('── hermes ──')));
       currentDelivery = newRenderer();
     },
@@ -328,6 +329,11 @@ export async function runRepl(
     );
   }
   return exitCode;
+}
+
+/** What to show for a subagent that produced no answer: its status and why. */
+export function describeNoSummary(result: { status: string; error?: string | undefined }): string {
+  return `(no result: the subagent ended ${result.status}${result.error ? ` — ${result.error}` : ''})`;
 }
 
 /** Lets the agent (built before the chat starts) ask the user once the chat can. */

@@ -133,6 +133,8 @@ async function resume(runtime: ChatRuntime, args: string): Promise<SlashResult> 
     const session = resolveSession(runtime.store, args);
     const tip = runtime.store.getCompressionTip(session.id);
     runtime.useSession(tip);
+    // Results that came back to it while it was closed are delivered once this command ends.
+    await runtime.recoverOwed();
     const row = runtime.store.requireSession(tip);
     return {
       text: `Resumed ${row.title ? `"${row.title}" ` : ''}(${tip}, ${row.messageCount} messages).`,

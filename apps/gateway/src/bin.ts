@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 import { GATEWAY_EXIT_CODES } from '@hermes/control-socket';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { GatewayStartError, type RunningGateway, startGateway } from './gateway.js';
+import {
+  GatewayStartError,
+  type RunningGateway,
+  type StopOptions,
+  startGateway,
+} from './gateway.js';
 import { isTransientNetworkError } from './lifecycle/transient-errors.js';
 import { LOG_LEVELS, type LogLevel } from './logging/logger.js';
 import { GATEWAY_VERSION } from './version.js';
@@ -46,6 +51,19 @@ const program = new Command('hermes-gateway')
   )
   .addOption(
     new Option(
+      '--time-scale <factor>',
+      'run supervision time (reconnect backoff, retries, housekeeping) this many times faster (tests)',
+    )
+      .argParser((value: string) => {
+        const factor = Number(value);
+        if (!(factor > 0 && factor <= 1))
+          throw new InvalidArgumentError('must be a number in (0, 1]');
+        return factor;
+      })
+      .hideHelp(),
+  )
+  .addOption(
+    new Option(
       '--sse-keepalive <seconds>',
       'keep-alive comment period of every event stream (default 10 s for session chat, 30 s for the OpenAI streams)',
     )
@@ -61,23 +79,30 @@ const options = program.opts<{
   logLevel: LogLevel;
   drainTimeout?: number;
   sseKeepalive?: number;
+  timeScale?: number;
 }>();
 
 let gateway: RunningGateway | undefined;
 let stopping = false;
+/** A stop asked for while the gateway was still starting: run once it is up. */
+let deferred: { reason: string; options: StopOptions } | undefined;
 
-async function shutdown(reason: string, code?: number): Promise<void> {
+async function shutdown(reason: string, options: StopOptions = {}): Promise<void> {
   if (stopping) return;
   stopping = true;
-  const exitCode = gateway
-    ? await gateway.stop(reason).catch(() => GATEWAY_EXIT_CODES.failure)
-    : GATEWAY_EXIT_CODES.failure;
-  process.exit(code ?? exitCode);
+  if (!gateway) {
+    deferred = { reason, options };
+    return;
+  }
+  const exitCode = await gateway.stop(reason, options).catch(() => GATEWAY_EXIT_CODES.failure);
+  process.exit(exitCode);
 }
 
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGHUP', () => void shutdown('SIGHUP'));
+// A restart for the service manager: drain, leave .restart_pending.json, exit 75.
+process.on('SIGUSR1', () => void shutdown('SIGUSR1', { restart: true }));
 process.on('unhandledRejection', (reason) => {
   gateway?.logger.error({ err: reason }, 'unhandled promise rejection');
 });
@@ -88,7 +113,8 @@ process.on('uncaughtException', (error) => {
   }
   if (gateway) gateway.logger.fatal({ err: error }, 'uncaught exception; stopping');
   else process.stderr.write(`hermes-gateway: ${error.stack ?? error.message}\n`);
-  void shutdown('uncaught_exception', GATEWAY_EXIT_CODES.failure);
+  if (!gateway) process.exit(GATEWAY_EXIT_CODES.failure);
+  void shutdown('uncaught_exception', { exitCode: GATEWAY_EXIT_CODES.failure });
 });
 
 try {
@@ -101,12 +127,14 @@ try {
     host: options.host,
     logLevel: options.logLevel,
     drainTimeoutS: options.drainTimeout,
+    timeScale: options.timeScale,
+    onExitRequested: (code, reason) => void shutdown(reason, { exitCode: code }),
     ...(keepalive ? { keepaliveMs: keepalive } : {}),
   });
-  if (stopping) {
-    // A signal arrived while starting: stop now that there is something to stop.
+  if (deferred) {
+    // A signal (or an exit verdict) arrived while starting: stop now that there is something to stop.
     stopping = false;
-    await shutdown('signal during startup');
+    await shutdown(deferred.reason, deferred.options);
   }
 } catch (error) {
   if (error instanceof GatewayStartError) {

@@ -37,12 +37,15 @@ import {
 import type { SessionStore } from '@hermes/session-store';
 import {
   armShutdownWatchdog,
+  GATEWAY_SERVICE_RESTART_EXIT_CODE,
   type LoopHeartbeat,
   type LoopWatchdog,
   loopWatchdogOptionsFromConfig,
   resolveShutdownWatchdogDelay,
+  scaledClock,
   startLoopHeartbeat,
   startLoopWatchdog,
+  systemClock,
 } from '@hermes/supervisor';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
@@ -50,6 +53,10 @@ import { createGatewayApp } from './http/app.js';
 import type { GatewayDeps } from './http/gateway-env.js';
 import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
 import { createGatewayLogger, type GatewayLogger, type LogLevel } from './logging/logger.js';
+import { PlatformService } from './platforms/platform-service.js';
+import { readGatewayPlatformKnobs } from './platforms/platform-settings.js';
+import { touchCleanShutdown, writeRestartPending } from './restart/markers.js';
+import { waitBounded } from './restart/restore-gate.js';
 import { ActiveTurns } from './runtime/active-turns.js';
 import { ProfileRegistry } from './runtime/profile-registry.js';
 import { type DelegationWiring, ProfileRuntime } from './runtime/profile-runtime.js';
@@ -92,6 +99,23 @@ export interface GatewayOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the startup banner goes (default stdout). */
   readonly print?: (line: string) => void;
+  /**
+   * Runs supervision time (reconnect backoff, watcher delays, retry waits, housekeeping) this many
+   * times faster: 0.01 turns a 30 s backoff into 0.3 s. For tests and demos; default 1.
+   */
+  readonly timeScale?: number | undefined;
+  /**
+   * The gateway decided it must end (a platform lost for good, every adapter down): the caller
+   * stops it and exits with `code` so the service manager knows whether to restart it.
+   */
+  readonly onExitRequested?: (code: number, reason: string) => void;
+}
+
+export interface StopOptions {
+  /** A restart was asked for (SIGUSR1): exit 75 and leave `.restart_pending.json` for the next start. */
+  readonly restart?: boolean;
+  /** Overrides the exit code (a failure verdict). */
+  readonly exitCode?: number;
 }
 
 /** A startup refusal with the exit code the bin should use. */
@@ -111,7 +135,9 @@ export interface RunningGateway {
   readonly socketPath: string | null;
   readonly logger: Logger;
   /** Drains and stops in the documented order; resolves with the exit code. Memoised. */
-  stop(reason: string): Promise<number>;
+  stop(reason: string, options?: StopOptions): Promise<number>;
+  /** The webhook listener's URL, when the webhook platform is enabled and listening. */
+  readonly webhookUrl: string | undefined;
 }
 
 function portFrom(value: string | undefined, source: string): number | undefined {
@@ -276,11 +302,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // The delegation ledger: completions a previous run owed are restored before anything is
   // sent, then delivered as new turns of their sessions (in the background, when idle).
   await primary.delegationsReady();
-  const claimed = await store.claimPendingObligations({ platforms: [] }).catch((error: unknown) => {
-    logger.warn({ err: error }, 'obligation claim failed');
-    return [];
-  });
-  if (claimed.length > 0) logger.info({ count: claimed.length }, 'claimed pending obligations');
   const ftsTimer = setInterval(() => {
     store
       .retryDeferredFtsRecovery()
@@ -330,6 +351,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     delegation,
   });
   cleanups.push(() => registry.close());
+  let platformsRef: PlatformService | undefined;
   const liveStatus = () => {
     const delay = loopDelay.read();
     return {
@@ -351,6 +373,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       event_loop_delay_max_ms: delay.maxMs,
       watchdog_strikes: watchdog ? watchdog.strikes : null,
       served_profiles: registry.servedProfiles(),
+      platforms: platformsRef?.status() ?? [],
+      obligation_backlog: platformsRef?.owed.size ?? 0,
+      inbound_journal: platformsRef?.journal.size ?? 0,
+      restore_gate: platformsRef ? (platformsRef.gate.isOpen ? 'open' : 'closed') : 'open',
+      webhook_url: platformsRef?.webhookUrl ?? null,
     };
   };
 
@@ -458,6 +485,61 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
 
+  // 7. Platforms: every adapter connects concurrently, under supervision; inbound messages wait
+  // behind the restore gate until the boot work of the previous run is done.
+  const timeScale = options.timeScale ?? 1;
+  let stopGateway: ((reason: string, options?: StopOptions) => Promise<number>) | undefined;
+  let pendingExit: { code: number; reason: string } | undefined;
+  const knobs = readGatewayPlatformKnobs(loaded, env, (message) => logger.warn(message));
+  const platforms = new PlatformService({
+    home,
+    runtime: primary,
+    loaded,
+    knobs,
+    turns,
+    slash,
+    logger,
+    clock: timeScale === 1 ? systemClock : scaledClock(timeScale),
+    timeScale,
+    runTurn: (request) => runTurn(turns, { ...request, logger }),
+    resolveWebhookProfile: (prefix) => {
+      if (prefix === undefined) return primary.name;
+      const resolution = registry.resolve(prefix === primary.name ? undefined : prefix);
+      // Routes run in the launch profile's scope: another served profile's prefix is refused.
+      return resolution.ok && resolution.runtime === primary ? primary.name : null;
+    },
+    requestExit: (code, reason) => {
+      logger.error({ code, reason }, 'gateway exiting for the service manager');
+      if (options.onExitRequested) options.onExitRequested(code, reason);
+      else if (stopGateway) void stopGateway(reason, { exitCode: code });
+      else pendingExit ??= { code, reason };
+    },
+  });
+  cleanups.push(() => platforms.stop());
+  platformsRef = platforms;
+  if (platforms.enabled > 0) {
+    const summary = await platforms.start();
+    logger.info(
+      {
+        connected: summary.connected,
+        queued: summary.queued,
+        fatal: summary.fatal.map((item) => `${item.platform}: ${item.error.message}`),
+      },
+      'platforms started',
+    );
+    if (summary.onlyFatal) {
+      const reasons = summary.fatal.map((item) => `${item.platform}: ${item.error.message}`);
+      await writeStatus({ gatewayState: 'startup_failed', exitReason: reasons.join('; ') });
+      server.close();
+      server.closeAllConnections();
+      await unwind();
+      throw new GatewayStartError(
+        `no messaging platform could start: ${reasons.join('; ')}`,
+        GATEWAY_EXIT_CODES.fatalConfig,
+      );
+    }
+  }
+
   // 8. Announce.
   await writeStatus({
     gatewayState: 'running',
@@ -492,12 +574,24 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     'gateway running',
   );
 
+  // Boot work of the previous run (claims, notices, redelivery, resumed turns) runs in the
+  // background behind the restore gate; the HTTP API is already serving.
+  const booting =
+    platforms.enabled > 0
+      ? platforms.boot().catch((error: unknown) => {
+          logger.error({ err: error }, 'startup restore failed; opening the inbound gate');
+          platforms.gate.open();
+        })
+      : Promise.resolve();
+
   let stopping: Promise<number> | undefined;
-  const stop = (reason: string): Promise<number> => {
+  stopGateway = (reason: string, stopOptions: StopOptions = {}): Promise<number> => {
     stopping ??= (async () => {
-      // Refuse new turns at once, before anything awaits.
+      // Phase 1 — begin teardown: refuse new turns at once, before anything awaits; a platform
+      // failing from now on is part of the stop, not a reason to exit.
       turns.startDraining();
-      logger.info({ reason }, 'gateway stopping');
+      platforms.beginShutdown();
+      logger.info({ reason, restart: stopOptions.restart === true }, 'gateway stopping');
       const shutdownWatchdog = armShutdownWatchdog({
         delayS: resolveShutdownWatchdogDelay(drainTimeoutS),
         home,
@@ -511,12 +605,23 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       server.closeIdleConnections();
       await upgrade.close().catch(() => {});
       logger.debug('shutdown: HTTP and WebSocket admission closed');
+      // Phase 2 — drain with the budget. Platform turns were pre-marked resume_pending when they
+      // began, so a SIGKILL from here on still resumes them next time.
       let drained = await turns.waitForIdle(drainTimeoutS * 1000);
+      const drainTimedOut = !drained;
       if (!drained) {
+        // Phase 3 — interrupt: what the model said is stored; the turn resumes at the next start.
         const interrupted = turns.interruptAll('gateway shutting down');
         logger.warn({ interrupted, drainTimeoutS }, 'drain timed out; interrupting running turns');
         drained = await turns.waitForIdle(POST_INTERRUPT_GRACE_S * 1000);
       }
+      // Replies of the turns that finished go out while the adapters are still up.
+      await waitBounded([platforms.conversations.idle()], RESPONSE_FLUSH_GRACE_MS / 1000);
+      // Phase 4 — bounded adapter teardown.
+      await platforms
+        .stop()
+        .catch((error: unknown) => logger.warn({ err: error }, 'platform teardown failed'));
+      logger.debug('shutdown: platforms stopped');
       // Let the answers of the turns that just ended reach their clients, then cut what is left.
       // Connections go as soon as they are idle (a keep-alive client would hold one forever).
       const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
@@ -525,6 +630,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       clearInterval(idleSweep);
       clearTimeout(flushTimer);
       logger.debug({ drained }, 'shutdown: turns drained, HTTP closed');
+      // Phase 5 — release runtime state.
       await controlServer?.close().catch(() => {});
       controlServer = undefined;
       await watchdog?.stop();
@@ -536,19 +642,31 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       await registry
         .close()
         .catch((error: unknown) => logger.warn({ err: error }, 'closing stores failed'));
+      // Phase 7 — persist the exit state.
+      let exitCode: number = GATEWAY_EXIT_CODES.clean;
+      if (stopOptions.restart) {
+        await writeRestartPending(home, { viaService: true, detached: false }).catch(() => {});
+        exitCode = GATEWAY_SERVICE_RESTART_EXIT_CODE;
+        logger.info('Gateway restart requested');
+      }
+      if (stopOptions.exitCode !== undefined) exitCode = stopOptions.exitCode;
+      if (!drainTimedOut) await touchCleanShutdown(home).catch(() => {});
       await writeStatus({
         gatewayState: 'stopped',
         exitReason: reason,
         activeAgents: 0,
       });
       await claim.release();
-      logger.info({ drained }, 'gateway stopped');
+      logger.info({ drained, exitCode }, 'gateway stopped');
       await shutdownWatchdog.done();
       await logs.close();
-      return GATEWAY_EXIT_CODES.clean;
+      return exitCode;
     })();
     return stopping;
   };
+  const stop = stopGateway;
+  if (pendingExit) void stop(pendingExit.reason, { exitCode: pendingExit.code });
+  void booting;
 
   return {
     url,
@@ -557,6 +675,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     socketPath: controlServer?.bindPath ?? null,
     logger,
     stop,
+    get webhookUrl() {
+      return platforms.webhookUrl;
+    },
   };
 }
 

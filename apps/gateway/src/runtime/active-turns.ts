@@ -1,6 +1,6 @@
 import { httpErrors } from '../http/errors.js';
 
-export type TurnKind = 'chat' | 'api' | 'run' | 'delegation';
+export type TurnKind = 'chat' | 'api' | 'run' | 'delegation' | 'platform';
 
 export interface ActiveTurn {
   readonly id: number;
@@ -119,7 +119,13 @@ export class ActiveTurns {
   }
 
   byKind(): Record<TurnKind, number> {
-    const counts: Record<TurnKind, number> = { chat: 0, api: 0, run: 0, delegation: 0 };
+    const counts: Record<TurnKind, number> = {
+      chat: 0,
+      api: 0,
+      run: 0,
+      delegation: 0,
+      platform: 0,
+    };
     for (const turn of this.#turns.values()) counts[turn.kind] += 1;
     return counts;
   }

@@ -66,7 +66,7 @@ export class ProfileRuntime {
   #registry: AsyncDelegationRegistry | undefined;
   #delivery: CompletionDelivery | undefined;
   #deliveryStarted: Promise<unknown> | undefined;
-  #agent: { config: LoadedConfig; agent: Agent } | undefined;
+  readonly #agents = new Map<string, { config: LoadedConfig; agent: Agent }>();
   #closed = false;
   #config: { at: number; value: LoadedConfig } | undefined;
 
@@ -230,20 +230,24 @@ export class ProfileRuntime {
     );
   }
 
-  /** The agent for this profile's current config (rebuilt when `config.yaml` changes). */
-  async agent(): Promise<Agent> {
+  /**
+   * The agent for this profile's current config (rebuilt when `config.yaml` changes), for one
+   * surface: `api_server` by default, or a messaging platform (its `platform_toolsets` entry).
+   */
+  async agent(platform: string = API_SERVER_PLATFORM): Promise<Agent> {
     const loaded = this.config();
-    if (this.#agent?.config === loaded) return this.#agent.agent;
+    const cached = this.#agents.get(platform);
+    if (cached?.config === loaded) return cached.agent;
     const store = await this.store();
     const agent = createAgent({
       config: loaded.config,
       store,
       home: this.home,
-      platform: API_SERVER_PLATFORM,
+      platform,
       secret: (name) => this.secret(name),
       ...(this.#registry ? { delegations: this.#registry } : {}),
     });
-    this.#agent = { config: loaded, agent };
+    this.#agents.set(platform, { config: loaded, agent });
     return agent;
   }
 

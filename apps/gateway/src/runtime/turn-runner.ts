@@ -14,8 +14,11 @@ import type { ProfileRuntime } from './profile-runtime.js';
 export interface TurnRequest {
   readonly runtime: ProfileRuntime;
   readonly sessionId: string;
-  readonly message: string;
+  /** The user message; `undefined` continues the session without one (a resumed turn). */
+  readonly message: string | undefined;
   readonly kind: TurnKind;
+  /** The surface the agent runs for (its toolsets); default `api_server`. */
+  readonly platform?: string | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly onEvent?: ((event: AgentEvent) => void) | undefined;
   readonly ephemeralSystemNote?: string | undefined;
@@ -115,14 +118,14 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     request.onEvent?.(event);
   };
   try {
-    const agent = await runtime.agent();
+    const agent = await runtime.agent(request.platform);
     const result = await runtime.run(() =>
       withBrowserControlIdentity(
         { ...getBrowserControlIdentity(), sessionId: session.lineageRootId },
         () =>
           agent.runTurn({
             sessionId: request.sessionId,
-            message: request.message,
+            ...(request.message === undefined ? {} : { message: request.message }),
             signal: turn.controller.signal,
             onEvent,
             ...(request.ephemeralSystemNote

@@ -1,0 +1,350 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  AdapterFatalError,
+  ConnectOptions,
+  PlatformAdapter,
+  SendOptions,
+  SendResult,
+} from '@hermes/supervisor';
+import type { Logger } from 'pino';
+import type { InboundMessage, InboundSink } from '../inbound.js';
+import { IdempotencyCache } from './idempotency-cache.js';
+import { FixedRateWindow } from './rate-window.js';
+import { renderPrompt, type WebhookRoute, type WebhookRoutes } from './routes.js';
+import {
+  INSECURE_NO_AUTH,
+  SIGNATURE_V1_HEADER,
+  SIGNATURE_V2_HEADER,
+  verifySignature,
+} from './signature.js';
+
+export const DEFAULT_WEBHOOK_PORT = 8644;
+export const DEFAULT_WEBHOOK_MAX_BODY_BYTES = 1_048_576;
+export const PROFILE_REJECTED_ERROR = 'Unknown or unconfigured profile';
+
+export interface WebhookSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly maxBodyBytes: number;
+}
+
+export interface WebhookAdapterOptions {
+  readonly settings: WebhookSettings;
+  readonly routes: WebhookRoutes;
+  readonly sink: InboundSink;
+  /** The profile a request addresses (`undefined`: the bare route); null = refused (404). */
+  readonly resolveProfile: (prefix: string | undefined) => string | null;
+  /** Sends to another platform (a route's `deliver: telegram`). */
+  readonly deliverTo: (
+    platform: string,
+    chatId: string,
+    content: string,
+    options: SendOptions,
+  ) => Promise<SendResult>;
+  readonly logger: Logger;
+  /** Called with the bound port once listening. */
+  readonly onListening?: (url: string) => void;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function answer(response: ServerResponse, status: number, body: Record<string, unknown>) {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}
+
+class BodyTooLarge extends Error {}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parsePayload(body: Buffer, contentType: string | undefined): unknown {
+  const text = body.toString('utf8');
+  if (!contentType?.includes('application/x-www-form-urlencoded')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // not JSON: try form encoding below
+    }
+  }
+  if (!/^[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*$/.test(text)) throw new Error('unparseable');
+  const form = Object.fromEntries(new URLSearchParams(text));
+  // GitHub's form deliveries carry the JSON in `payload`.
+  if (typeof form.payload === 'string') {
+    try {
+      return JSON.parse(form.payload) as unknown;
+    } catch {
+      return form;
+    }
+  }
+  return form;
+}
+
+function eventOf(request: IncomingMessage, payload: unknown): string | undefined {
+  const fromHeader = header(request, 'x-github-event') ?? header(request, 'x-event-type');
+  if (fromHeader) return fromHeader;
+  if (payload && typeof payload === 'object') {
+    const record = payload as Record<string, unknown>;
+    for (const key of ['event', 'type']) if (typeof record[key] === 'string') return record[key];
+  }
+  return undefined;
+}
+
+/**
+ * The webhook platform: its own HTTP listener (`GET /health`, `POST /webhooks/<route>`, `POST
+ * /p/<profile>/webhooks/<route>`) checking each request in the reference's order — profile, route,
+ * binding, enabled, size, body, secret, signature, rate limit, parse, event filter, prompt,
+ * idempotency — then either delivering directly (`deliver_only`) or running the rendered prompt as
+ * a turn of the route's conversation, whose reply goes to the route's `deliver` target.
+ */
+export class WebhookAdapter implements PlatformAdapter {
+  readonly platform = 'webhook';
+  fatalError: AdapterFatalError | undefined;
+  readonly #options: WebhookAdapterOptions;
+  readonly #rate = new FixedRateWindow();
+  readonly #seen = new IdempotencyCache();
+  #server: Server | undefined;
+  url: string | undefined;
+
+  constructor(options: WebhookAdapterOptions) {
+    this.#options = options;
+  }
+
+  async connect(_options: ConnectOptions): Promise<boolean> {
+    const server = createServer((request, response) => {
+      this.#handle(request, response).catch((error: unknown) => {
+        this.#options.logger.error({ err: error }, 'webhook request failed');
+        if (!response.headersSent) answer(response, 500, { error: 'Internal error' });
+        else response.destroy();
+      });
+    });
+    const { host, port } = this.#options.settings;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      this.fatalError = {
+        code: code === 'EADDRINUSE' ? 'webhook_port_in_use' : 'webhook_listen_failed',
+        message: `webhook cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`,
+        // Another process owns the port or we may not bind it: waiting does not fix the config.
+        retryable: !(code === 'EADDRINUSE' || code === 'EACCES'),
+      };
+      return false;
+    }
+    this.#server = server;
+    const address = server.address() as AddressInfo;
+    this.url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    this.#options.onListening?.(this.url);
+    this.#options.logger.info({ platform: 'webhook', url: this.url }, 'webhook listening');
+    return true;
+  }
+
+  async disconnect(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 2000).unref();
+    });
+  }
+
+  async send(chatId: string, content: string, options: SendOptions = {}): Promise<SendResult> {
+    const route = this.#options.routes.get(chatId);
+    if (!route)
+      return { success: false, error: `unknown webhook route ${chatId}`, retryable: false };
+    return this.#deliver(route, content, options);
+  }
+
+  async #deliver(route: WebhookRoute, content: string, options: SendOptions): Promise<SendResult> {
+    if (route.deliver === 'telegram') {
+      if (!route.deliverChatId)
+        return {
+          success: false,
+          error: `route ${route.name} has no deliver_extra.chat_id`,
+          retryable: false,
+        };
+      return this.#options.deliverTo('telegram', route.deliverChatId, content, options);
+    }
+    this.#options.logger.info({ platform: 'webhook', route: route.name, content }, 'webhook reply');
+    return { success: true, messageId: options.idempotencyKey };
+  }
+
+  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://webhook.local');
+    if (url.pathname === '/health' && request.method === 'GET') {
+      answer(response, 200, { status: 'ok', platform: 'webhook' });
+      return;
+    }
+    const match = /^(?:\/p\/([^/]+))?\/webhooks\/([^/]+)\/?$/.exec(url.pathname);
+    if (!match) {
+      answer(response, 404, { error: 'Not found' });
+      return;
+    }
+    if (request.method !== 'POST') {
+      response.setHeader('allow', 'POST');
+      answer(response, 405, { error: 'Method not allowed' });
+      return;
+    }
+    const prefix =
+      match[1] === undefined ? undefined : decodeURIComponent(match[1]).trim() || undefined;
+    const name = decodeURIComponent(match[2] ?? '');
+    const { routes, logger } = this.#options;
+    // 1. dynamic routes
+    await routes.reload();
+    // 2. profile
+    const profile = this.#options.resolveProfile(prefix);
+    if (profile === null) {
+      answer(response, 404, { error: PROFILE_REJECTED_ERROR });
+      return;
+    }
+    // 3–4. route exists and is bound to this profile (a mismatch looks like an unknown route)
+    const route = routes.get(name);
+    if (!route || route.profile !== profile) {
+      answer(response, 404, { error: `Unknown route: ${name}` });
+      return;
+    }
+    // 5. enabled
+    if (!route.enabled) {
+      answer(response, 403, { error: `Route disabled: ${name}` });
+      return;
+    }
+    // 6–7. size and body
+    const { maxBodyBytes } = this.#options.settings;
+    const declared = Number(header(request, 'content-length'));
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      request.resume();
+      response.setHeader('connection', 'close');
+      answer(response, 413, { error: 'Payload too large' });
+      return;
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(request, maxBodyBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        response.setHeader('connection', 'close');
+        answer(response, 413, { error: 'Payload too large' });
+      } else answer(response, 400, { error: 'Bad request' });
+      return;
+    }
+    // 8–9. secret and signature
+    if (!route.secret) {
+      answer(response, 403, { error: 'Webhook route is missing an HMAC secret' });
+      return;
+    }
+    const loopback = LOOPBACK.has(request.socket.remoteAddress ?? '');
+    const insecure = route.secret === INSECURE_NO_AUTH && (!route.dynamic || loopback);
+    if (!insecure) {
+      const verdict =
+        route.secret === INSECURE_NO_AUTH
+          ? { ok: false as const, reason: 'INSECURE_NO_AUTH accepted from loopback only' }
+          : verifySignature({
+              secret: route.secret,
+              body,
+              v1: header(request, SIGNATURE_V1_HEADER),
+              v2: header(request, SIGNATURE_V2_HEADER),
+              nowS: Date.now() / 1000,
+            });
+      if (!verdict.ok) {
+        logger.warn(
+          { platform: 'webhook', route: name, reason: verdict.reason },
+          'webhook signature refused',
+        );
+        answer(response, 401, { error: 'Invalid signature' });
+        return;
+      }
+      if (verdict.version === 'v1')
+        logger.warn(
+          { platform: 'webhook', route: name },
+          `webhook route ${name} was signed with the deprecated ${SIGNATURE_V1_HEADER} header; move the sender to ${SIGNATURE_V2_HEADER}`,
+        );
+    }
+    // 10. rate limit
+    if (!this.#rate.hit(`${profile}/${name}`, route.rateLimit)) {
+      answer(response, 429, { error: 'Rate limit exceeded' });
+      return;
+    }
+    // 11. parse
+    let payload: unknown;
+    try {
+      payload = parsePayload(body, header(request, 'content-type'));
+    } catch {
+      answer(response, 400, { error: 'Cannot parse body' });
+      return;
+    }
+    // 12. event filter
+    const event = eventOf(request, payload);
+    if (route.events && route.events.length > 0 && !(event && route.events.includes(event))) {
+      answer(response, 200, {
+        status: 'ignored',
+        reason: `event ${event ?? '(none)'} not subscribed`,
+      });
+      return;
+    }
+    // 13. prompt
+    const prompt = renderPrompt(route.prompt, { route: name, event, payload });
+    // 14. idempotency
+    const deliveryId =
+      header(request, 'x-github-delivery') ??
+      header(request, 'svix-id') ??
+      header(request, 'x-request-id') ??
+      String(Date.now());
+    if (!this.#seen.add(`${profile}/${name}/${deliveryId}`)) {
+      answer(response, 200, { status: 'duplicate', delivery_id: deliveryId });
+      return;
+    }
+    // 15. deliver directly, or run a turn
+    if (route.deliverOnly) {
+      const result = await this.#deliver(route, prompt, { idempotencyKey: deliveryId });
+      if (!result.success) {
+        logger.warn(
+          { platform: 'webhook', route: name, error: result.error },
+          'webhook delivery failed',
+        );
+        answer(response, 502, { error: 'Delivery failed' });
+        return;
+      }
+      answer(response, 200, { status: 'delivered', delivery_id: deliveryId });
+      return;
+    }
+    const message: InboundMessage = {
+      platform: 'webhook',
+      chatId: name,
+      threadId: null,
+      messageId: deliveryId,
+      userId: null,
+      userName: event ?? null,
+      text: prompt,
+      receivedAt: Date.now(),
+    };
+    await this.#options.sink.accept([message]);
+    this.#options.sink.dispatch([message]);
+    answer(response, 202, { status: 'accepted', route: name, delivery_id: deliveryId });
+  }
+}

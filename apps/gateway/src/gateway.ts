@@ -234,7 +234,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       { startsInWindow: storm.startsInWindow, backoffSeconds: storm.backoffSeconds },
       `Respawn storm: ${storm.startsInWindow} starts in the last 120 s; waiting ${storm.backoffSeconds} s before serving`,
     );
-    await new Promise((resolve) => setTimeout(resolve, storm.backoffSeconds * 1000));
+    await new Promise((resolve) =>
+      setTimeout(resolve, storm.backoffSeconds * 1000 * (options.timeScale ?? 1)),
+    );
   }
   const writer = {
     pid: process.pid,

@@ -16,6 +16,11 @@ export interface FakeTelegram {
   readonly baseUrl: string;
   readonly port: number;
   mode: FakeTelegramMode;
+  /**
+   * How long sendMessage takes to answer (ms), the message already delivered to the chat: the
+   * window in which a sender that dies cannot know its message arrived.
+   */
+  sendLatencyMs: number;
   /** Every sendMessage it accepted, in order. */
   readonly sent: SentMessage[];
   /** Every call (method names), including refused ones. */
@@ -132,6 +137,8 @@ export async function startFakeTelegram(options: { token: string }): Promise<Fak
         };
         sent.push(message);
         for (const wake of [...sentWaiters]) wake();
+        if (fake.sendLatencyMs > 0)
+          await new Promise((resolve) => setTimeout(resolve, fake.sendLatencyMs));
         reply(response, 200, {
           ok: true,
           result: {
@@ -196,6 +203,7 @@ export async function startFakeTelegram(options: { token: string }): Promise<Fak
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     mode: 'ok',
+    sendLatencyMs: 0,
     sent,
     calls,
     commands: [],

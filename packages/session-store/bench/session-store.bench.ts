@@ -13,6 +13,8 @@ import {
 } from '../src/index.js';
 
 const APPEND_ROWS = 100_000;
+const GATEWAY_SESSIONS = 600;
+const TRANSCRIPT_MESSAGES = 20_000;
 const APPEND_BATCH = 100;
 const SESSIONS = 100_000;
 const SEARCH_MESSAGES = 1_000_000;
@@ -154,6 +156,113 @@ async function benchLookups(): Promise<void> {
   );
 }
 
+/** Alternates two measurements sample by sample, so machine load drifts over both alike. */
+function paired(
+  samples: number,
+  first: () => unknown,
+  second: () => unknown,
+): { first: number[]; second: number[] } {
+  const result = { first: [] as number[], second: [] as number[] };
+  for (let index = 0; index < samples + 50; index += 1) {
+    let started = performance.now();
+    first();
+    const firstMs = performance.now() - started;
+    started = performance.now();
+    second();
+    const secondMs = performance.now() - started;
+    if (index >= 50) {
+      result.first.push(firstMs);
+      result.second.push(secondMs);
+    }
+  }
+  return result;
+}
+
+// The gateway's listing: a store as a running gateway leaves it (600 API sessions, each a short
+// chat, a few compressed, a few pinned), its WAL not checkpointed by hand. Baseline: one raw
+// better-sqlite3 SELECT of the same 51 rows on its own connection (no projection at all).
+async function benchGatewayListing(): Promise<void> {
+  const databasePath = path.join(root, 'gateway.db');
+  const store = await openSessionStore({ path: databasePath, recoverFtsOnOpen: false });
+  for (let index = 0; index < GATEWAY_SESSIONS; index += 1) {
+    const session = await store.createSession({
+      source: 'api_server',
+      title: index % 3 === 0 ? `session ${index}` : null,
+    });
+    await store.appendMessage(session.id, { role: 'user', content: sentence(8) });
+    await store.appendMessage(session.id, { role: 'assistant', content: sentence(30) });
+    if (index % 40 === 0) {
+      const tip = await store.publishCompressionChild({ parentId: session.id, summary: 'summary' });
+      await store.appendMessage(tip, { role: 'user', content: sentence(8) });
+    }
+    if (index % 97 === 0) await store.setPinned(session.id, true);
+  }
+  const raw = new BetterSqlite3(databasePath, { readonly: true });
+  const select = raw.prepare(
+    `SELECT * FROM sessions WHERE lineage_root_id = id AND archived = 0 AND hidden = 0
+     ORDER BY lineage_active_at DESC, id DESC LIMIT 51`,
+  );
+  const { first: listing, second: baseline } = paired(
+    SAMPLES * 3,
+    () => store.listSessionsRich({ limit: 50 }),
+    () => select.all(),
+  );
+  const version = paired(
+    SAMPLES * 3,
+    () => store.contentVersion(),
+    () => undefined,
+  ).first;
+  raw.close();
+  await store.close();
+  const ratio = percentile(listing, 0.5) / percentile(baseline, 0.5);
+  console.log(
+    `(5) gateway listing, ${GATEWAY_SESSIONS} sessions, limit 50 (tips, previews, pinned back-fill): p50 ${format(percentile(listing, 0.5))}, p99 ${format(percentile(listing, 0.99))}; raw SELECT of the page p50 ${format(percentile(baseline, 0.5))}; ratio ${ratio.toFixed(2)}x (target p50 < 1 ms); contentVersion() p50 ${format(percentile(version, 0.5))}`,
+  );
+}
+
+// Transcript reads at both ends of a long session, against raw SELECTs of the same page.
+async function benchTranscript(): Promise<void> {
+  const databasePath = path.join(root, 'transcript.db');
+  const store = await openSessionStore({ path: databasePath, recoverFtsOnOpen: false });
+  await store.createSession({ id: 'long', source: 'cli' });
+  await store.createSession({ id: 'other', source: 'cli' });
+  for (let offset = 0; offset < TRANSCRIPT_MESSAGES; offset += 500) {
+    await store.appendMessages(
+      'long',
+      Array.from({ length: 500 }, (_, index) => ({
+        role: (offset + index) % 4 === 0 ? ('user' as const) : ('tool' as const),
+        content: sentence(20),
+      })),
+    );
+    await store.appendMessage('other', { role: 'user', content: sentence(5) });
+  }
+  const middle = store.getMessages('long', { order: 'newest', limit: 1 })[0]?.id ?? 0;
+  const raw = new BetterSqlite3(databasePath, { readonly: true });
+  const newestRaw = raw.prepare(
+    'SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY id DESC LIMIT 50',
+  );
+  const newest = paired(
+    SAMPLES,
+    () => store.getMessages('long', { order: 'newest', limit: 50 }),
+    () => newestRaw.all('long'),
+  );
+  const tail = paired(
+    SAMPLES,
+    () => store.getMessages('long', { afterId: middle - 100, limit: 500 }),
+    () => undefined,
+  ).first;
+  const recent = paired(
+    SAMPLES,
+    () => store.getRecentMessages('long'),
+    () => undefined,
+  ).first;
+  raw.close();
+  await store.close();
+  console.log(
+    `(6) transcript of ${TRANSCRIPT_MESSAGES} messages: newest 50 p50 ${format(percentile(newest.first, 0.5))} (raw SELECT ${format(percentile(newest.second, 0.5))}, ratio ${(percentile(newest.first, 0.5) / percentile(newest.second, 0.5)).toFixed(2)}x); the last 100 by afterId p50 ${format(percentile(tail, 0.5))}; getRecentMessages (10 user/assistant) p50 ${format(percentile(recent, 0.5))}`,
+  );
+}
+
 async function benchSearch(): Promise<void> {
   const store = await fresh('search');
   await store.createSession({ id: 'big', source: 'cli' });
@@ -189,10 +298,16 @@ async function benchSearch(): Promise<void> {
   );
 }
 
+const only = process.env.BENCH_ONLY?.split(',');
+const run = async (name: string, bench: () => Promise<void>) => {
+  if (!only || only.includes(name)) await bench();
+};
 try {
-  await benchAppend();
-  await benchLookups();
-  await benchSearch();
+  await run('append', benchAppend);
+  await run('lookups', benchLookups);
+  await run('listing', benchGatewayListing);
+  await run('transcript', benchTranscript);
+  await run('search', benchSearch);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

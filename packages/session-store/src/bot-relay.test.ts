@@ -164,7 +164,9 @@ describe('bot relay', () => {
     const root = (await tempHome()).path;
     const relay = openBotRelay({ root });
     await mkdir(path.join(root, BOT_RELAY_DIR, 'roster.json'), { recursive: true });
-    const rosterError = await relay.syncRoster([{ profile: 'work' }]).catch((error: unknown) => error);
+    const rosterError = await relay
+      .syncRoster([{ profile: 'work' }])
+      .catch((error: unknown) => error);
     expect(rosterError).toMatchObject({ code: 'storage_failed', operation: 'roster' });
     const blocked = openBotRelay({ root: path.join(root, 'file-root') });
     await writeFile(path.join(root, 'file-root'), 'not a folder');

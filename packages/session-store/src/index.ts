@@ -43,7 +43,14 @@ export type { GatewayPeer } from './gateway-peer.js';
 export * from './limits.js';
 export { ORPHANED_COMPRESSION_FINALIZE_SECONDS, type PublishCompressionInput } from './lineage.js';
 export type { ListSessionsOptions, SessionListItem, SessionListPage } from './list-sessions.js';
-export type { GetMessagesOptions, MessageInput, MessageRecord, MessageRole } from './messages.js';
+export {
+  type GetMessagesOptions,
+  type MessageInput,
+  type MessageRecord,
+  type MessageRole,
+  RECENT_MESSAGES_DEFAULT_LIMIT,
+  type RecentMessagesOptions,
+} from './messages.js';
 export { MIGRATIONS_FOLDER } from './migrations.js';
 export type { JournalMode } from './open-database.js';
 export { type OpenSessionStoreOptions, openSessionStore } from './open-session-store.js';
@@ -63,6 +70,7 @@ export type {
   UpdateSessionInput,
 } from './sessions.js';
 export type { SessionStoreLogger } from './store-settings.js';
+export type { StoredResponse, StoreResponseInput } from './stored-responses.js';
 export { sanitizeTitle } from './titles.js';
 export {
   COMPACTION_INTERNAL_FIELDS,

@@ -1,7 +1,7 @@
 /** Constants shared with other packages (agent, gateway, tui-bridge). */
 
 /** Applied migrations; must equal the number of entries in `drizzle/meta/_journal.json`. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 7;
 
 /** The canonical Bot Mode chat: its exact title is its identity. */
 export const BOT_CHAT_TITLE = 'Bot Chat';
@@ -79,3 +79,6 @@ export const DELEGATION_MAX_DELIVERY_ATTEMPTS = 8;
 export const DELEGATION_RESTORE_MAX_AGE_SECONDS = 48 * 3600;
 export const DELEGATION_RETENTION_SECONDS = 7 * 24 * 3600;
 export const DELEGATION_RETENTION_ROWS = 50;
+
+/** Stored `/v1/responses` kept per state.db (one per profile), the least recently used dropped. */
+export const MAX_STORED_RESPONSES = 100;

@@ -104,6 +104,34 @@ describe('compression', () => {
     expect(store.getLineageIds('c')).toEqual(['a', 'b', 'c']);
   });
 
+  it('where a segment has several compression children, follows the compressed one, then a live one, then the freshest', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'root', source: 'cli', startedAt: 1 });
+    const child = (id: string, parentSessionId: string, startedAt: number) =>
+      store.createSession({
+        id,
+        source: 'cli',
+        parentSessionId,
+        parentEdge: 'compression',
+        startedAt,
+      });
+    const listedChain = () => store.listSessionsRich().sessions[0]?.lineageIds;
+    await child('ended-fresh', 'root', 30);
+    await store.endSession('ended-fresh', 'user_exit');
+    await child('live-old', 'root', 10);
+    await child('live-new', 'root', 20);
+    // A live child beats an ended one however fresh; among live ones the freshest wins.
+    expect(store.getCompressionChain('root')).toEqual(['root', 'live-new']);
+    expect(listedChain()).toEqual(['root', 'live-new']);
+    // A child that was itself compressed continues the chain and beats every live one.
+    await child('compressed', 'root', 5);
+    await child('grandchild', 'compressed', 6);
+    await store.endSession('compressed', END_REASON.compression);
+    expect(store.getCompressionChain('root')).toEqual(['root', 'compressed', 'grandchild']);
+    expect(listedChain()).toEqual(['root', 'compressed', 'grandchild']);
+    expect(store.getCompressionTip('live-old')).toBe('grandchild');
+  });
+
   it('deleting a compression root leaves the rest of the chain listable as its own conversation', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 'a', source: 'cli' });

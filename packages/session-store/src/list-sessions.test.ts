@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { openTestStore } from '../test/helpers.js';
 import {
+  BOT_CHAT_TITLE,
   LIST_SESSIONS_DEFAULT_LIMIT,
   LIST_SESSIONS_MAX_LIMIT,
   type SessionStore,
+  shapePreview,
 } from './index.js';
 
 async function seed(store: SessionStore, count: number, prefix = 's'): Promise<void> {
@@ -190,6 +192,130 @@ describe('listSessionsRich', () => {
       expect.objectContaining({ code: 'invalid_argument' }),
     );
     expect(() => store.listSessionsRich({ minMessageCount: -1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+  });
+});
+
+/** The preview the per-row rules give: the first visible user message of a session, shaped. */
+function expectedPreview(store: SessionStore, sessionId: string): string | null {
+  const first = store
+    .getMessages(sessionId)
+    .find(
+      (row) =>
+        row.role === 'user' &&
+        row.compressedSummary === 0 &&
+        row.displayKind !== 'hidden' &&
+        (row.content ?? '') !== '',
+    );
+  return first?.content ? shapePreview(first.content) : null;
+}
+
+describe('listSessionsRich projects a page in a few statements, as the per-row walk would', () => {
+  it('matches the per-row projection through random compressions, ends, reopenings and deletions', async () => {
+    const { store } = await openTestStore();
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const live: string[] = [];
+    for (let index = 0; index < 40; index += 1) {
+      const id = `r${index}`;
+      await store.createSession({ id, source: index % 9 === 0 ? 'telegram' : 'cli' });
+      await store.appendMessage(id, { role: 'user', content: `first question of ${id}` });
+      live.push(id);
+    }
+    for (let step = 0; step < 160; step += 1) {
+      const target = live[Math.floor(random() * live.length)] as string;
+      const choice = random();
+      if (choice < 0.35) {
+        const child = await store
+          .publishCompressionChild({ parentId: target, summary: `summary ${step}` })
+          .catch(() => undefined); // an ended parent refuses: that is part of the mix
+        if (child) {
+          live.push(child);
+          if (random() < 0.6)
+            await store.appendMessage(child, { role: 'user', content: `after ${step}` });
+        }
+      } else if (choice < 0.5) {
+        await store.endSession(target, random() < 0.5 ? 'agent_close' : 'session_reset');
+      } else if (choice < 0.6) {
+        await store.reopenSession(target);
+      } else if (choice < 0.68) {
+        await store.deleteSession(target);
+        live.splice(live.indexOf(target), 1);
+      } else if (choice < 0.75) {
+        await store.setPinned(target, random() < 0.7);
+      } else {
+        await store.appendMessage(target, { role: 'assistant', content: `reply ${step}` });
+      }
+    }
+    const page = store.listSessionsRich({ limit: 25 });
+    const everything = store.listSessionsRich({ limit: 200, includePinned: false });
+    expect(everything.sessions.length).toBeGreaterThan(25);
+    // The mix reached what the walk must get right: chains of several segments.
+    expect(everything.sessions.some((item) => item.lineageIds.length >= 3)).toBe(true);
+    for (const item of [...page.sessions, ...everything.sessions]) {
+      const root = store.requireSession(item.lineageRootId);
+      const chain = store.getCompressionChain(root.id);
+      const tip = store.requireSession(chain[chain.length - 1] as string);
+      expect(item.id).toBe(tip.id);
+      expect(item.lineageIds).toEqual(chain);
+      expect(item.title).toBe(tip.title ?? root.title);
+      expect(item.endedAt).toBe(tip.endedAt);
+      expect(item.messageCount).toBe(tip.messageCount);
+      expect(item.lastActive).toBe(root.lineageActiveAt);
+      expect(item.preview).toBe(
+        expectedPreview(store, tip.id) ??
+          (tip.id === root.id ? null : expectedPreview(store, root.id)),
+      );
+    }
+    expect(page.sessions.filter((item) => item.pinnedBackfill).every((item) => item.pinned)).toBe(
+      true,
+    );
+  });
+
+  it('previews a first message of any size or shape from the start of its text', async () => {
+    const { store } = await openTestStore();
+    const huge = `Please review this file:\n${'const answer = 42;\n'.repeat(20_000)}`;
+    const mostlyBlank = `${' \n\t'.repeat(3000)}the question after the blank lines`;
+    const emoji = `${'x'.repeat(40)}${'👨‍👩‍👧'.repeat(200)}`;
+    const cases = { huge, mostlyBlank, emoji, short: 'just this' };
+    for (const [id, content] of Object.entries(cases)) {
+      await store.createSession({ id, source: 'cli' });
+      await store.appendMessage(id, { role: 'user', content });
+    }
+    const previews = Object.fromEntries(
+      store.listSessionsRich().sessions.map((row) => [row.id, row.preview]),
+    );
+    for (const [id, content] of Object.entries(cases)) {
+      expect(previews[id], id).toBe(shapePreview(content));
+    }
+    expect(previews.mostlyBlank).toBe('the question after the blank lines');
+  });
+
+  it('filters by an exact title anywhere in the lineage, through the title index', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'trip', source: 'cli', title: 'Trip' });
+    await store.createSession({ id: 'trip-2', source: 'cli', title: 'Trip planning' });
+    await store.createSession({
+      id: 'bot',
+      source: 'desktop',
+      title: BOT_CHAT_TITLE,
+      hidden: true,
+    });
+    const tip = await store.publishCompressionChild({ parentId: 'trip', summary: 's' });
+    const ids = (title: string, includeHidden = false) =>
+      store.listSessionsRich({ title, includeHidden }).sessions.map((row) => row.id);
+    expect(ids('Trip')).toEqual([tip]); // the lineage, shown at its tip
+    expect(ids('  Trip  ')).toEqual([tip]); // sanitised as titles are
+    expect(ids('Trip planning')).toEqual(['trip-2']);
+    expect(ids('trip')).toEqual([]); // exact, not a substring or case-folded match
+    expect(ids(BOT_CHAT_TITLE)).toEqual([]);
+    expect(ids(BOT_CHAT_TITLE, true)).toEqual(['bot']);
+    expect(ids('x'.repeat(500))).toEqual([]); // longer than any title: nothing, no error
+    expect(() => store.listSessionsRich({ title: 42 as never })).toThrow(
       expect.objectContaining({ code: 'invalid_argument' }),
     );
   });

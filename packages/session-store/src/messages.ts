@@ -1,7 +1,8 @@
+import { getCompressionTip } from './compression-chain.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { MESSAGES_MAX_LIMIT } from './limits.js';
 import type { MessageRecord } from './records.js';
-import { MESSAGE_COLUMNS } from './rows.js';
+import { MESSAGE_VALUES, readMessages } from './row-readers.js';
 import type { StoreContext } from './store-context.js';
 import { nonNegativeInteger, pageSize } from './validation.js';
 
@@ -160,13 +161,28 @@ export function insertMessages(
 }
 
 export interface GetMessagesOptions {
-  /** Only rows with an id greater than this (paging cursor). */
+  /** Only rows with an id greater than this (paging forwards: the last id of the previous page). */
   readonly afterId?: number;
+  /** Only rows with an id less than this (paging backwards: the first id of the previous page). */
+  readonly beforeId?: number;
+  /** Page size: default and maximum 500. */
   readonly limit?: number;
   readonly includeInactive?: boolean;
+  /**
+   * `oldest` (default): the page starts at the oldest matching row, in ascending id order.
+   * `newest`: the page starts at the newest matching row, in descending id order — the latest
+   * `limit` rows without reading the rest; pass the last (smallest) id back as `beforeId` for
+   * the page before.
+   */
+  readonly order?: 'oldest' | 'newest';
 }
 
-/** The session's active messages, oldest first. */
+const MESSAGE_ORDERS: ReadonlySet<string> = new Set(['oldest', 'newest']);
+
+/**
+ * The session's active messages (every row with `includeInactive`), one page in id order. Each
+ * page is one range scan of the `(session_id, id)` index, whichever end it starts from.
+ */
 export function getMessages(
   context: StoreContext,
   sessionId: string,
@@ -177,12 +193,96 @@ export function getMessages(
     max: MESSAGES_MAX_LIMIT,
   });
   const afterId = nonNegativeInteger('afterId', options.afterId, 0);
-  return context
-    .statement(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m
-       WHERE m.session_id = ? AND (m.active = 1 OR ?) AND m.id > ? ORDER BY m.id LIMIT ?`,
-    )
-    .all(sessionId, options.includeInactive ? 1 : 0, afterId, limit) as MessageRecord[];
+  const beforeId = nonNegativeInteger('beforeId', options.beforeId, Number.MAX_SAFE_INTEGER);
+  const order = options.order ?? 'oldest';
+  if (!MESSAGE_ORDERS.has(order)) {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument('order', "'oldest' or 'newest'"),
+    });
+  }
+  return readMessages(
+    context,
+    `SELECT ${MESSAGE_VALUES} FROM messages m
+     WHERE m.session_id = ? AND m.id > ? AND m.id < ?${options.includeInactive ? '' : ' AND m.active = 1'}
+     ORDER BY m.id ${order === 'newest' ? 'DESC' : 'ASC'} LIMIT ?`,
+    sessionId,
+    afterId,
+    beforeId,
+    limit,
+  );
+}
+
+export interface RecentMessagesOptions {
+  /** How many messages (default 10, at most 500). */
+  readonly limit?: number;
+  /** Only these roles (default `user` and `assistant`). */
+  readonly roles?: readonly MessageRole[];
+  /**
+   * Skip rows without text: empty or whitespace-only content, such as an assistant message that
+   * only called tools (default true).
+   */
+  readonly requireText?: boolean;
+  /** Include compaction carriers (the summary a compressed segment starts with); default false. */
+  readonly includeCompactionCarriers?: boolean;
+  /** Include rows whose `displayKind` is `hidden` (steering the model, never shown); default false. */
+  readonly includeHidden?: boolean;
+}
+
+export const RECENT_MESSAGES_DEFAULT_LIMIT = 10;
+
+/**
+ * The newest messages of the conversation `sessionId` belongs to, oldest first: read backwards
+ * from its compression tip (the segment the model sees now — its handoff summary, the retained
+ * tail and everything since), stopping as soon as `limit` rows matched, so the cost follows the
+ * rows returned, not the length of the transcript. What `/review` snapshots.
+ */
+export function getRecentMessages(
+  context: StoreContext,
+  sessionId: string,
+  options: RecentMessagesOptions = {},
+): MessageRecord[] {
+  const limit = pageSize('limit', options.limit, {
+    default: RECENT_MESSAGES_DEFAULT_LIMIT,
+    max: MESSAGES_MAX_LIMIT,
+  });
+  const roles = options.roles ?? ['user', 'assistant'];
+  if (!Array.isArray(roles) || !roles.every((role) => ROLES.has(role))) {
+    throw new SessionStoreError({
+      code: 'invalid_argument',
+      message: ERROR_MESSAGES.invalidArgument(
+        'roles',
+        "a list of 'system', 'user', 'assistant' or 'tool'",
+      ),
+    });
+  }
+  const requireText = options.requireText ?? true;
+  const tip = getCompressionTip(context, sessionId);
+  const conditions = ['m.session_id = ?', 'm.id < ?', 'm.active = 1'];
+  conditions.push('m.role IN (SELECT value FROM json_each(?))');
+  if (!options.includeCompactionCarriers) conditions.push('m._compressed_summary = 0');
+  if (!options.includeHidden)
+    conditions.push("(m.display_kind IS NULL OR m.display_kind != 'hidden')");
+  if (requireText) conditions.push("m.content IS NOT NULL AND m.content != ''");
+  const sql = `SELECT ${MESSAGE_VALUES} FROM messages m WHERE ${conditions.join(' AND ')}
+    ORDER BY m.id DESC LIMIT ?`;
+  const found: MessageRecord[] = [];
+  // Whitespace-only rows pass the SQL filter (SQLite's trim knows only spaces), so read in
+  // batches a little larger than needed and keep reading while such rows were dropped.
+  let beforeId = Number.MAX_SAFE_INTEGER;
+  const rolesJson = JSON.stringify(roles);
+  for (;;) {
+    const want = limit - found.length + 4;
+    const batch = readMessages(context, sql, tip, beforeId, rolesJson, want);
+    for (const row of batch) {
+      if (requireText && (row.content ?? '').trim() === '') continue;
+      found.push(row);
+      if (found.length === limit) return found.reverse();
+    }
+    const last = batch[batch.length - 1];
+    if (batch.length < want || !last) return found.reverse();
+    beforeId = last.id;
+  }
 }
 
 /** Marks messages superseded (rewind / compaction); the rows stay for history. */

@@ -76,7 +76,22 @@ export const sessions = sqliteTable(
     index('idx_sessions_started').on(table.startedAt),
     index('idx_sessions_session_key').on(table.sessionKey),
     index('idx_sessions_lineage_root').on(table.lineageRootId),
-    index('idx_sessions_lineage_active').on(table.lineageActiveAt, table.id),
+    // The listing's order (newest lineage activity first) with every column its default filters
+    // read, so rows the filters skip are judged from the index without touching the table.
+    index('idx_sessions_listing').on(
+      table.lineageActiveAt,
+      table.id,
+      table.archived,
+      table.hidden,
+      table.source,
+      table.lineageRootId,
+      table.parentEdge,
+    ),
+    // Compression children by lineage: the listing finds the chains of a whole page in one probe
+    // per root (roots without compressions are not in this index at all).
+    index('idx_sessions_compression_children')
+      .on(table.lineageRootId)
+      .where(sql`${table.parentEdge} = 'compression'`),
     index('idx_sessions_pinned').on(table.pinned).where(sql`${table.pinned} = 1`),
     index('idx_sessions_system_prompt').on(table.systemPromptHash),
     uniqueIndex('idx_sessions_title_unique').on(table.title).where(sql`${table.title} IS NOT NULL`),
@@ -110,10 +125,9 @@ export const messages = sqliteTable(
     /** The text actually sent to the model when it differs from `content`. */
     apiContent: text('api_content'),
   },
-  (table) => [
-    index('idx_messages_session').on(table.sessionId, table.timestamp),
-    index('idx_messages_session_active').on(table.sessionId, table.active, table.id),
-  ],
+  // One index: its entries are (session_id, id), so a page in id order — active rows, or every
+  // row — is a range scan in either direction, and each append touches one index page, not two.
+  (table) => [index('idx_messages_session_id').on(table.sessionId)],
 );
 
 export const deliveryObligations = sqliteTable(
@@ -204,7 +218,34 @@ export const conversationGenerations = sqliteTable(
   (table) => [primaryKey({ columns: [table.source, table.sessionKey] })],
 );
 
+/**
+ * Stored `/v1/responses` (the API server's `store: true`), so `previous_response_id` chains and
+ * `GET|DELETE /v1/responses/:id` survive a restart. The conversation itself lives in `sessions` /
+ * `messages`; a row maps a response id to where its turn ended. Pruned to the
+ * `MAX_STORED_RESPONSES` most recently used.
+ */
+export const storedResponses = sqliteTable(
+  'stored_responses',
+  {
+    responseId: text('response_id').primaryKey(),
+    /** The session the response's turn ended in (its compression tip then). */
+    sessionId: text('session_id').notNull(),
+    /** The last message stored by that turn: a chained request continues from here. */
+    lastMessageId: integer('last_message_id'),
+    previousResponseId: text('previous_response_id'),
+    /** The response object as JSON text. */
+    body: text('body').notNull(),
+    createdAt: real('created_at').notNull(),
+    /** Stored or last used (chained from), epoch seconds. */
+    usedAt: real('used_at').notNull(),
+    /** Recency rank (one above the highest when stored or used): the lowest are pruned first. */
+    usedSeq: integer('used_seq').notNull(),
+  },
+  (table) => [index('idx_stored_responses_used').on(table.usedSeq)],
+);
+
 export type SessionRow = typeof sessions.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type DeliveryObligationRow = typeof deliveryObligations.$inferSelect;
 export type AsyncDelegationRow = typeof asyncDelegations.$inferSelect;
+export type StoredResponseRow = typeof storedResponses.$inferSelect;

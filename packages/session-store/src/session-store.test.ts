@@ -4,6 +4,7 @@ import { tempHome } from '@hermes/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openTestStore, reopenStore } from '../test/helpers.js';
+import { runFixture } from '../test/processes.js';
 import {
   MIGRATIONS_FOLDER,
   openSessionStore,
@@ -116,4 +117,22 @@ describe('openSessionStore', () => {
     await store.close();
     expect(() => store.getSession('x')).toThrow(expect.objectContaining({ code: 'store_closed' }));
   });
+});
+
+describe('contentVersion', () => {
+  it('changes with every commit — this store’s and another process’s — and not with reads', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const first = store.contentVersion();
+    store.listSessionsRich();
+    store.getMessages('s');
+    expect(store.contentVersion()).toBe(first);
+    await store.appendMessage('s', { role: 'user', content: 'hello' });
+    const afterOwnWrite = store.contentVersion();
+    expect(afterOwnWrite).not.toBe(first);
+    const other = await runFixture('store-ops.ts', [databasePath, 'record-usage', 's', '1']);
+    expect((await other.exited).code, other.stderr()).toBe(0);
+    expect(store.contentVersion()).not.toBe(afterOwnWrite);
+    expect(store.requireSession('s').apiCallCount).toBe(1); // the other process's commit
+  }, 30_000);
 });

@@ -65,9 +65,11 @@ import {
 import {
   type GetMessagesOptions,
   getMessages,
+  getRecentMessages,
   insertMessages,
   type MessageInput,
   type MessageRecord,
+  type RecentMessagesOptions,
 } from './messages.js';
 import { normalizeStoreError, runCallerCallback } from './normalize-error.js';
 import type { JournalMode } from './open-database.js';
@@ -96,6 +98,14 @@ import { archiveStaleSessions } from './stale-archive.js';
 import type { StoreContext } from './store-context.js';
 import type { StoreSettings } from './store-settings.js';
 import { StoreWriter } from './store-writer.js';
+import {
+  deleteStoredResponse,
+  getStoredResponse,
+  type StoredResponse,
+  type StoreResponseInput,
+  storeResponse,
+  touchStoredResponse,
+} from './stored-responses.js';
 import { getNextTitleInLineage, resolveSessionByTitle } from './title-variants.js';
 import { applyTitle, getSessionByTitle, type TitleLookupOptions } from './titles.js';
 import {
@@ -441,6 +451,59 @@ export class SessionStore {
 
   getMessages(sessionId: string, options: GetMessagesOptions = {}): MessageRecord[] {
     return this.#read((context) => getMessages(context, sessionId, options));
+  }
+
+  /**
+   * The newest `limit` (default 10) user and assistant messages with text of the conversation
+   * `sessionId` belongs to, oldest first, read backwards from its compression tip (`/review`'s
+   * snapshot). Costs what it returns, not the length of the transcript.
+   */
+  getRecentMessages(sessionId: string, options: RecentMessagesOptions = {}): MessageRecord[] {
+    return this.#read((context) => getRecentMessages(context, sessionId, options));
+  }
+
+  // Stored responses -------------------------------------------------------------------------
+
+  /**
+   * Stores (or replaces) a `/v1/responses` object and where its turn ended; the table keeps the
+   * `MAX_STORED_RESPONSES` (100) most recently stored or used, pruned in the same transaction.
+   */
+  async storeResponse(input: StoreResponseInput): Promise<StoredResponse> {
+    await this.#write((context) => storeResponse(context, input));
+    const stored = this.getStoredResponse(input.responseId);
+    if (!stored) {
+      throw new SessionStoreError({
+        code: 'database_error',
+        message: `Stored response ${input.responseId} was not found after storing it`,
+      });
+    }
+    return stored;
+  }
+
+  getStoredResponse(responseId: string): StoredResponse | undefined {
+    return this.#read((context) => getStoredResponse(context, responseId));
+  }
+
+  /** Marks a stored response used (a request chained from it) so pruning keeps it longest. */
+  touchStoredResponse(responseId: string): Promise<boolean> {
+    return this.#write((context) => touchStoredResponse(context, responseId));
+  }
+
+  deleteStoredResponse(responseId: string): Promise<boolean> {
+    return this.#write((context) => deleteStoredResponse(context, responseId));
+  }
+
+  /**
+   * A token that changes whenever a commit may have changed the database — this store's own
+   * writes and those of any other connection or process (SQLite's `data_version`). Cache a
+   * result (a rendered listing, an ETag) under it and reuse it while the token is unchanged.
+   * One pragma: a few microseconds.
+   */
+  contentVersion(): string {
+    return this.#read(
+      (context) =>
+        `${context.statement('PRAGMA data_version').pluck().get() as number}.${this.#writer.commits}`,
+    );
   }
 
   // Full-text search -------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import { END_REASON, RECOVERABLE_END_REASONS_SQL } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import type { TitleSource } from './limits.js';
 import type { SessionRecord } from './records.js';
-import { SESSION_COLUMNS } from './rows.js';
+import { readSession, SESSION_VALUES } from './row-readers.js';
 import { newSessionId } from './session-ids.js';
 import type { StoreContext } from './store-context.js';
 import { applyTitle } from './titles.js';
@@ -36,9 +36,7 @@ export interface CreateSessionInput {
 }
 
 export function getSession(context: StoreContext, id: string): SessionRecord | undefined {
-  return context.statement(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id) as
-    | SessionRecord
-    | undefined;
+  return readSession(context, `SELECT ${SESSION_VALUES} FROM sessions s WHERE s.id = ?`, id);
 }
 
 export function requireSession(context: StoreContext, id: string): SessionRecord {

@@ -12,6 +12,7 @@ export interface BusyTimeouts {
 /** What the query modules share: the writer connection, the clock and a prepared-statement cache. */
 export class StoreContext {
   readonly #statements = new Map<string, Statement>();
+  readonly #rawStatements = new Map<string, Statement>();
 
   constructor(
     readonly db: Database,
@@ -30,6 +31,16 @@ export class StoreContext {
     if (!statement) {
       statement = this.db.prepare(sql);
       this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Like `statement`, in raw mode: rows come back as arrays (see `row-readers.ts`). */
+  rawStatement(sql: string): Statement {
+    let statement = this.#rawStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql).raw(true);
+      this.#rawStatements.set(sql, statement);
     }
     return statement;
   }

@@ -32,12 +32,18 @@ export class StoreWriter {
   #queued = 0;
   #tail: Promise<void> = Promise.resolve();
   #writesSinceCheckpoint = 0;
+  #commits = 0;
 
   constructor(options: StoreWriterOptions) {
     this.#context = options.context;
     this.#settings = options.settings;
     this.#assertOpen = options.assertOpen;
     this.#checkpoint = options.checkpoint;
+  }
+
+  /** How many write transactions this store has committed (see `SessionStore.contentVersion`). */
+  get commits(): number {
+    return this.#commits;
   }
 
   /** Called by a checkpoint from elsewhere (the timer), so the count restarts. */
@@ -108,6 +114,7 @@ export class StoreWriter {
       );
       result = await withWritePatience(attempt, patience);
     }
+    this.#commits += 1;
     this.#writesSinceCheckpoint += 1;
     if (this.#writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.#checkpoint();
     return result;

@@ -12,18 +12,36 @@ export function codePointLength(text: string): number {
   return count;
 }
 
-/** The longest prefix with at most `max` code points that ends on a grapheme boundary. */
+/**
+ * The longest prefix with at most `max` code points that ends on a grapheme boundary. Counts to
+ * the cut, then asks the segmenter only about the cluster around it — iterating a text's
+ * graphemes from the start costs about 1 µs each (70 µs for a 63-character preview, measured),
+ * and between two ASCII characters other than CR LF there is always a boundary.
+ */
 export function truncateCodePoints(text: string, max: number): string {
   if (text.length <= max) return text; // at most `max` UTF-16 units: at most `max` code points
-  let count = 0;
-  let end = 0;
-  for (const { segment, index } of graphemes.segment(text)) {
-    const points = codePointLength(segment);
-    if (count + points > max) break;
-    count += points;
-    end = index + segment.length;
+  let cut = 0;
+  for (let count = 0; count < max && cut < text.length; count += 1) {
+    const code = text.charCodeAt(cut);
+    const pair =
+      code >= 0xd800 &&
+      code <= 0xdbff &&
+      cut + 1 < text.length &&
+      isLowSurrogate(text.charCodeAt(cut + 1));
+    cut += pair ? 2 : 1;
   }
-  return text.slice(0, end);
+  if (cut >= text.length) return text;
+  const before = text.charCodeAt(cut - 1);
+  const after = text.charCodeAt(cut);
+  if (before < 0x80 && after < 0x80 && !(before === 0x0d && after === 0x0a)) {
+    return text.slice(0, cut);
+  }
+  const cluster = graphemes.segment(text).containing(cut);
+  return text.slice(0, cluster ? cluster.index : cut);
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** Moves a UTF-16 cut point off the middle of a surrogate pair (backwards). */

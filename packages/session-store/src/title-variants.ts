@@ -1,6 +1,6 @@
 import { BOT_CHAT_TITLE } from './limits.js';
 import type { SessionRecord } from './records.js';
-import { SESSION_COLUMNS } from './rows.js';
+import { readSessions, SESSION_VALUES } from './row-readers.js';
 import type { StoreContext } from './store-context.js';
 import { getSessionByTitle, sanitizeTitle } from './titles.js';
 
@@ -14,9 +14,11 @@ function numberedVariants(
   context: StoreContext,
   base: string,
 ): { row: SessionRecord; number: number }[] {
-  const rows = context
-    .statement(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title LIKE ? ESCAPE '\\'`)
-    .all(`${escapeLike(base)} #%`) as SessionRecord[];
+  const rows = readSessions(
+    context,
+    `SELECT ${SESSION_VALUES} FROM sessions s WHERE s.title LIKE ? ESCAPE '\\'`,
+    `${escapeLike(base)} #%`,
+  );
   const variants: { row: SessionRecord; number: number }[] = [];
   for (const row of rows) {
     const match = NUMBERED.exec(row.title ?? '');

@@ -3,7 +3,7 @@ import { isRecoverableEndReason } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { BOT_CHAT_TITLE, MAX_TITLE_LENGTH, TITLE_SOURCE_RANK, type TitleSource } from './limits.js';
 import type { SessionRecord } from './records.js';
-import { SESSION_COLUMNS } from './rows.js';
+import { readSession, SESSION_VALUES } from './row-readers.js';
 import type { StoreContext } from './store-context.js';
 import { codePointLength } from './text-length.js';
 
@@ -146,11 +146,12 @@ export function getSessionByTitle(
     return undefined; // Longer than any stored title.
   }
   if (clean === null) return undefined;
-  return context
-    .statement(
-      `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title = ? AND (s.hidden = 0 OR ?)`,
-    )
-    .get(clean, options.includeHidden ? 1 : 0) as SessionRecord | undefined;
+  return readSession(
+    context,
+    `SELECT ${SESSION_VALUES} FROM sessions s WHERE s.title = ? AND (s.hidden = 0 OR ?)`,
+    clean,
+    options.includeHidden ? 1 : 0,
+  );
 }
 
 /**

@@ -34,7 +34,6 @@ import {
   startControlServer,
   writeRuntimeStatus,
 } from '@hermes/control-socket';
-import type { SessionStore } from '@hermes/session-store';
 import {
   armShutdownWatchdog,
   GATEWAY_SERVICE_RESTART_EXIT_CODE,
@@ -49,9 +48,12 @@ import {
 } from '@hermes/supervisor';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
+import { startHousekeeping } from './housekeeping/housekeeping.js';
+import { housekeepingJobs } from './housekeeping/jobs.js';
 import { createGatewayApp } from './http/app.js';
 import type { GatewayDeps } from './http/gateway-env.js';
 import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
+import { GatewayMetrics } from './lifecycle/metrics.js';
 import { createGatewayLogger, type GatewayLogger, type LogLevel } from './logging/logger.js';
 import { PlatformService } from './platforms/platform-service.js';
 import { readGatewayPlatformKnobs } from './platforms/platform-settings.js';
@@ -63,7 +65,7 @@ import { type DelegationWiring, ProfileRuntime } from './runtime/profile-runtime
 import { ResponseStore } from './runtime/response-store.js';
 import { RunRegistry } from './runtime/run-registry.js';
 import { SlashCommands } from './runtime/slash-commands.js';
-import { runTurn } from './runtime/turn-runner.js';
+import { runTurn, type TurnOutcome, type TurnRequest } from './runtime/turn-runner.js';
 import { GATEWAY_VERSION } from './version.js';
 
 /** Seconds running turns get to finish on SIGTERM/SIGINT before they are interrupted. */
@@ -76,8 +78,8 @@ export const CHAT_STREAM_KEEPALIVE_MS = 10_000;
 export const API_STREAM_KEEPALIVE_MS = 30_000;
 /** After the drain, how long open responses get to be written before connections are cut. */
 export const RESPONSE_FLUSH_GRACE_MS = 5000;
-/** How often the FTS rebuild deferred by another process is retried. */
-export const FTS_RETRY_INTERVAL_MS = 300_000;
+/** How long the stop waits for the housekeeping loop to return (the reference's 35 s). */
+export const HOUSEKEEPING_SHUTDOWN_DRAIN_TIMEOUT_S = 35;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -255,10 +257,44 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // turns as soon as the store is open.
   const turns = new ActiveTurns();
   const runs = new RunRegistry();
+  // Read at scrape time: the pieces they name exist by the time HTTP serves.
+  const metrics = new GatewayMetrics({
+    platforms: () => platformsRef?.status() ?? [],
+    obligationBacklog: () => platformsRef?.owed.size ?? 0,
+    inboundJournal: () => platformsRef?.journal.size ?? 0,
+    delegationBacklog: () => ({
+      pending: registry.runtimes().reduce((sum, runtime) => sum + runtime.pendingCompletions, 0),
+      running: registry
+        .runtimes()
+        .reduce((sum, runtime) => sum + (runtime.delegations?.running ?? 0), 0),
+    }),
+    activeTurns: () => turns.size,
+    loopDelay: () => loopDelay.read(),
+    watchdogStrikes: () => (watchdog ? watchdog.strikes : null),
+  });
+  /** Every model turn goes through here: the turn runner plus the metrics of its events. */
+  const observedTurn = async (request: TurnRequest): Promise<TurnOutcome> => {
+    const observe = metrics.turnObserver();
+    try {
+      const outcome = await runTurn(turns, {
+        ...request,
+        logger,
+        onEvent: (event) => {
+          observe(event);
+          request.onEvent?.(event);
+        },
+      });
+      metrics.turnFinished(request.kind, outcome.result.status);
+      return outcome;
+    } catch (error) {
+      metrics.turnFinished(request.kind, 'refused');
+      throw error;
+    }
+  };
   const delegation: DelegationWiring = {
     runTurn: async (runtime, options) =>
       (
-        await runTurn(turns, {
+        await observedTurn({
           runtime,
           sessionId: options.sessionId,
           message: options.message ?? '',
@@ -267,7 +303,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
           ephemeralSystemNote: options.ephemeralSystemNote,
           onMessageStored: options.onMessageStored,
           origin: options.origin,
-          logger,
         })
       ).result,
     isIdle: (runtime, sessionId) => {
@@ -280,7 +315,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // 3. State.
   const profileName = getActiveProfileName(home);
   const multiplex = config.gateway.multiplexProfiles;
-  let store: SessionStore;
   const primary = new ProfileRuntime({
     name: profileName,
     home,
@@ -291,7 +325,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     delegation,
   });
   try {
-    store = await primary.store();
+    await primary.store();
   } catch (error) {
     await writeStatus({ gatewayState: 'startup_failed', exitReason: 'session_store_unavailable' });
     await unwind();
@@ -304,13 +338,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // The delegation ledger: completions a previous run owed are restored before anything is
   // sent, then delivered as new turns of their sessions (in the background, when idle).
   await primary.delegationsReady();
-  const ftsTimer = setInterval(() => {
-    store
-      .retryDeferredFtsRecovery()
-      .catch((error: unknown) => logger.warn({ err: error }, 'deferred FTS recovery failed'));
-  }, FTS_RETRY_INTERVAL_MS);
-  ftsTimer.unref();
-  cleanups.push(() => clearInterval(ftsTimer));
 
   // 4. Liveness.
   let watchdog: LoopWatchdog | undefined;
@@ -451,12 +478,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     runs,
     responses: new ResponseStore(),
     slash,
-    runTurn: (request) => runTurn(turns, { ...request, logger }),
+    runTurn: observedTurn,
     keepalive: {
       chatStreamMs: options.keepaliveMs?.chatStreamMs ?? CHAT_STREAM_KEEPALIVE_MS,
       apiStreamMs: options.keepaliveMs?.apiStreamMs ?? API_STREAM_KEEPALIVE_MS,
     },
     liveStatus,
+    metrics: () => metrics.render(),
   };
   const app = createGatewayApp(deps);
   const upgrade = createBrowserControlUpgradeHandler({ broker, flags });
@@ -503,7 +531,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     logger,
     clock: timeScale === 1 ? systemClock : scaledClock(timeScale),
     timeScale,
-    runTurn: (request) => runTurn(turns, { ...request, logger }),
+    runTurn: observedTurn,
     resolveWebhookProfile: (prefix) => {
       if (prefix === undefined) return primary.name;
       const resolution = registry.resolve(prefix === primary.name ? undefined : prefix);
@@ -587,6 +615,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       : Promise.resolve();
 
   let stopping: Promise<number> | undefined;
+  let stopHousekeeping: (() => Promise<void>) | undefined;
   stopGateway = (reason: string, stopOptions: StopOptions = {}): Promise<number> => {
     stopping ??= (async () => {
       // Phase 1 — begin teardown: refuse new turns at once, before anything awaits; a platform
@@ -632,7 +661,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       clearInterval(idleSweep);
       clearTimeout(flushTimer);
       logger.debug({ drained }, 'shutdown: turns drained, HTTP closed');
-      // Phase 5 — release runtime state.
+      // Phase 5 — release runtime state (housekeeping first: it may be using the stores).
+      await waitBounded(
+        [stopHousekeeping?.() ?? Promise.resolve()],
+        HOUSEKEEPING_SHUTDOWN_DRAIN_TIMEOUT_S,
+      );
       await controlServer?.close().catch(() => {});
       controlServer = undefined;
       await watchdog?.stop();
@@ -640,7 +673,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       await heartbeat?.stop();
       heartbeat = undefined;
       loopDelay.stop();
-      clearInterval(ftsTimer);
       await registry
         .close()
         .catch((error: unknown) => logger.warn({ err: error }, 'closing stores failed'));
@@ -669,6 +701,14 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const stop = stopGateway;
   if (pendingExit) void stop(pendingExit.reason, { exitCode: pendingExit.code });
   void booting;
+
+  // 9. Housekeeping: cache sweeps, deferred FTS rebuilds, archive and ledger retention.
+  const housekeeping = startHousekeeping({
+    intervalMs: knobs.housekeepingIntervalS * 1000 * timeScale,
+    logger,
+    jobs: housekeepingJobs({ home, raw: loaded.raw, registry, logger }),
+  });
+  stopHousekeeping = () => housekeeping.stop();
 
   return {
     url,

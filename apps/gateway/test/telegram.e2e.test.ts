@@ -1,11 +1,5 @@
 import { queryGatewayStatus, readRuntimeStatus } from '@hermes/control-socket';
-import {
-  type RecordedRequest,
-  type ScriptedTurn,
-  spawnProcess,
-  startModelServer,
-  tempHome,
-} from '@hermes/testkit';
+import { spawnProcess, startModelServer, tempHome } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeTelegram, startFakeTelegram } from './fake-telegram.js';
 import {
@@ -15,15 +9,7 @@ import {
   startGateway,
   writeConfig,
 } from './gateway-process.js';
-
-/** Replies `echo: <last user message>`, `count` times. */
-export function echoScript(count: number): ScriptedTurn[] {
-  return Array.from({ length: count }, () => (request: RecordedRequest) => {
-    const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
-    const last = messages.filter((message) => message.role === 'user').at(-1)?.content;
-    return { text: `echo: ${typeof last === 'string' ? last : JSON.stringify(last)}` };
-  });
-}
+import { echoScript } from './model-scripts.js';
 
 const TOKEN = '123456:test-telegram-token-abcdefghijklmnop';
 const fakes: FakeTelegram[] = [];

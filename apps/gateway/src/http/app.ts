@@ -14,6 +14,7 @@ import type { GatewayDeps, GatewayEnv } from './gateway-env.js';
 import { registerChatCompletionRoutes } from './routes/chat-completions.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerInfoRoutes } from './routes/info.js';
+import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerResponseRoutes } from './routes/responses.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionChatRoutes } from './routes/session-chat.js';
@@ -122,6 +123,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   app.use('*', browserControlIdentityMiddleware({ apiKey: apiKeyFor, profile: profileOf }));
 
   registerHealthRoutes(api, deps);
+  registerMetricsRoutes(api, deps);
   registerInfoRoutes(api, deps);
   registerSessionRoutes(api, deps);
   registerSessionChatRoutes(api, deps);

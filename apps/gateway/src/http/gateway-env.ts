@@ -44,4 +44,6 @@ export interface GatewayDeps {
   readonly keepalive: { readonly chatStreamMs: number; readonly apiStreamMs: number };
   /** Live process facts for `/health/detailed` and the `status` verb. */
   readonly liveStatus: () => Record<string, unknown>;
+  /** The Prometheus exposition of `GET /metrics`. */
+  readonly metrics: () => Promise<{ contentType: string; body: string }>;
 }

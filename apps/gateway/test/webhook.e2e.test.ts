@@ -1,0 +1,213 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { queryGatewayStatus } from '@hermes/control-socket';
+import { startModelServer, tempHome } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
+import { signV1, signV2 } from '../src/platforms/webhook/signature.js';
+import { type FakeTelegram, startFakeTelegram } from './fake-telegram.js';
+import { modelConfig, startGateway, writeConfig } from './gateway-process.js';
+import { echoScript } from './model-scripts.js';
+
+const SECRET = 'whsec-0123456789abcdef';
+
+async function webhookGateway(yaml: string, extra: { telegram?: FakeTelegram } = {}) {
+  const model = await startModelServer({ script: echoScript(20) });
+  const home = (await tempHome()).path;
+  await writeConfig(home, modelConfig(model.baseUrl, yaml));
+  const gateway = await startGateway({
+    home,
+    env: extra.telegram ? { TELEGRAM_BOT_TOKEN: '1:tok-abcdefghijklmnopqrstu' } : {},
+  });
+  let url: string | undefined;
+  for (let index = 0; index < 100 && !url; index += 1) {
+    url = ((await queryGatewayStatus(home)) as { webhook_url?: string } | null)?.webhook_url;
+    if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const post = (route: string, body: string, headers: Record<string, string> = {}, prefix = '') =>
+    fetch(`${url}${prefix}/webhooks/${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
+  return { gateway, home, model, url: url as string, post };
+}
+
+const ROUTES = `platforms:
+  webhook:
+    enabled: true
+    port: 0
+    max_body_bytes: 2048
+    routes:
+      github:
+        secret: ${SECRET}
+        events: [push]
+        prompt: "Push to {payload.repository.name} by {payload.pusher}"
+        rate_limit: 3
+      off:
+        secret: ${SECRET}
+        enabled: false
+      nosecret:
+        deliver_only: true
+      work_only:
+        secret: ${SECRET}
+        profile: work
+      notify:
+        secret: ${SECRET}
+        deliver_only: true
+`;
+
+describe('webhook adapter', () => {
+  it('checks in the reference order: profile, route, binding, enabled, size, secret, signature, rate, parse, event, idempotency', async () => {
+    const { post } = await webhookGateway(ROUTES);
+    const body = JSON.stringify({ repository: { name: 'hermes' }, pusher: 'ada' });
+    const now = Math.floor(Date.now() / 1000);
+    const signed = (text: string, id: string) => ({
+      'x-webhook-signature-v2': signV2(SECRET, text, now),
+      'x-github-event': 'push',
+      'x-github-delivery': id,
+    });
+
+    const foreign = await post('github', body, signed(body, 'd0'), '/p/other');
+    expect([foreign.status, await foreign.json()]).toEqual([
+      404,
+      { error: 'Unknown or unconfigured profile' },
+    ]);
+    const unknown = await post('nope', body, signed(body, 'd0'));
+    expect([unknown.status, await unknown.json()]).toEqual([404, { error: 'Unknown route: nope' }]);
+    // Bound to another profile: answered exactly like an unknown route.
+    const bound = await post('work_only', body, signed(body, 'd0'));
+    expect([bound.status, await bound.json()]).toEqual([
+      404,
+      { error: 'Unknown route: work_only' },
+    ]);
+    const disabled = await post('off', body, signed(body, 'd0'));
+    expect([disabled.status, await disabled.json()]).toEqual([
+      403,
+      { error: 'Route disabled: off' },
+    ]);
+    const big = 'x'.repeat(4096);
+    const tooLarge = await post('github', big, signed(big, 'd0'));
+    expect([tooLarge.status, await tooLarge.json()]).toEqual([413, { error: 'Payload too large' }]);
+    const noSecret = await post('nosecret', body);
+    expect([noSecret.status, await noSecret.json()]).toEqual([
+      403,
+      { error: 'Webhook route is missing an HMAC secret' },
+    ]);
+    const badSignature = await post('github', body, {
+      ...signed(body, 'd0'),
+      'x-webhook-signature-v2': signV2('wrong-secret', body, now),
+    });
+    expect([badSignature.status, await badSignature.json()]).toEqual([
+      401,
+      { error: 'Invalid signature' },
+    ]);
+    const stale = await post('github', body, {
+      ...signed(body, 'd0'),
+      'x-webhook-signature-v2': signV2(SECRET, body, now - 301),
+    });
+    expect(stale.status).toBe(401);
+
+    const ignored = await post('github', body, {
+      ...signed(body, 'd1'),
+      'x-github-event': 'issues',
+    });
+    expect(ignored.status).toBe(200);
+    expect(await ignored.json()).toMatchObject({ status: 'ignored' });
+    const unparseable = await post('github', '{not json', signed('{not json', 'd2'));
+    expect([unparseable.status, await unparseable.json()]).toEqual([
+      400,
+      { error: 'Cannot parse body' },
+    ]);
+    // Rate limit: 3 per window; the two above that passed the signature count.
+    expect((await post('github', body, signed(body, 'd3'))).status).toBe(202);
+    const limited = await post('github', body, signed(body, 'd4'));
+    expect([limited.status, await limited.json()]).toEqual([429, { error: 'Rate limit exceeded' }]);
+  });
+
+  it('runs the rendered prompt as a turn once per delivery id (a repeat is a duplicate), V1 accepted with a deprecation log', async () => {
+    const { post, model, gateway } = await webhookGateway(ROUTES);
+    const body = JSON.stringify({ repository: { name: 'hermes' }, pusher: 'ada' });
+    const headers = {
+      'x-webhook-signature': signV1(SECRET, body),
+      'x-github-event': 'push',
+      'x-github-delivery': 'delivery-1',
+    };
+    const first = await post('github', body, headers);
+    expect(first.status).toBe(202);
+    expect(await first.json()).toEqual({
+      status: 'accepted',
+      route: 'github',
+      delivery_id: 'delivery-1',
+    });
+    const again = await post('github', body, headers);
+    expect(await again.json()).toEqual({ status: 'duplicate', delivery_id: 'delivery-1' });
+    for (let index = 0; index < 100 && model.modelRequests.length === 0; index += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(model.modelRequests).toHaveLength(1);
+    expect(JSON.stringify(model.modelRequests[0]?.body)).toContain('Push to hermes by ada');
+    const log = gateway.process.stderr();
+    expect(log).toContain('deprecated x-webhook-signature header');
+    expect(log).toContain('echo: Push to hermes by ada'); // the reply went to the route's log target
+  });
+
+  it('deliver_only sends the rendered payload straight to Telegram; a failed delivery is 502', async () => {
+    const telegram = await startFakeTelegram({ token: '1:tok-abcdefghijklmnopqrstu' });
+    try {
+      const yaml = `platforms:
+  telegram:
+    enabled: true
+    api_base_url: ${telegram.baseUrl}
+    poll_timeout: 1
+  webhook:
+    enabled: true
+    port: 0
+    routes:
+      alert:
+        secret: ${SECRET}
+        deliver_only: true
+        deliver: telegram
+        deliver_extra: { chat_id: 4242 }
+        prompt: "Alert: {payload.text}"
+`;
+      const { post } = await webhookGateway(yaml, { telegram });
+      const body = '{"text":"disk full"}';
+      const now = Math.floor(Date.now() / 1000);
+      const sent = await post('alert', body, {
+        'x-webhook-signature-v2': signV2(SECRET, body, now),
+        'x-request-id': 'a1',
+      });
+      expect([sent.status, await sent.json()]).toEqual([
+        200,
+        { status: 'delivered', delivery_id: 'a1' },
+      ]);
+      expect(telegram.sent.at(-1)).toMatchObject({ chatId: '4242', text: 'Alert: disk full' });
+      telegram.mode = 'server_error';
+      const failed = await post('alert', body, {
+        'x-webhook-signature-v2': signV2(SECRET, body, now),
+        'x-request-id': 'a2',
+      });
+      expect([failed.status, await failed.json()]).toEqual([502, { error: 'Delivery failed' }]);
+    } finally {
+      await telegram.close();
+    }
+  });
+
+  it('reloads dynamic routes when webhook_subscriptions.json changes; INSECURE_NO_AUTH works from loopback', async () => {
+    const { post, home } = await webhookGateway(
+      'platforms:\n  webhook:\n    enabled: true\n    port: 0\n',
+    );
+    expect((await post('dyn', '{}')).status).toBe(404);
+    const file = path.join(home, 'webhook_subscriptions.json');
+    await writeFile(
+      file,
+      JSON.stringify({ routes: { dyn: { secret: 'INSECURE_NO_AUTH', deliver_only: true } } }),
+    );
+    const response = await post('dyn', '{"a":1}', { 'x-request-id': 'x1' });
+    expect([response.status, await response.json()]).toEqual([
+      200,
+      { status: 'delivered', delivery_id: 'x1' },
+    ]);
+    expect(JSON.parse(await readFile(file, 'utf8')).routes.dyn).toBeDefined();
+  });
+});

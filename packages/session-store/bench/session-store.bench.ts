@@ -85,13 +85,16 @@ async function benchAppend(): Promise<void> {
   const single = rows.slice(0, 10_000);
   let rawSingleMs = 0;
   let apiSingleMs = 0;
+  const apiSingle: number[] = [];
   for (const row of single) {
     let started = performance.now();
     insert.run('raw', row.role, row.content, row.timestamp);
     rawSingleMs += performance.now() - started;
     started = performance.now();
     await store.appendMessage('api', row);
-    apiSingleMs += performance.now() - started;
+    const took = performance.now() - started;
+    apiSingleMs += took;
+    apiSingle.push(took);
   }
   raw.close();
   await store.close();
@@ -101,7 +104,7 @@ async function benchAppend(): Promise<void> {
     `    raw better-sqlite3 ${rawMs.toFixed(0)} ms, appendMessages ${apiMs.toFixed(0)} ms, ratio ${(apiMs / rawMs).toFixed(2)}x (target <= 1.5x)`,
   );
   console.log(
-    `    one message per transaction (${single.length}): raw ${rawSingleMs.toFixed(0)} ms, appendMessage ${apiSingleMs.toFixed(0)} ms, ratio ${(apiSingleMs / rawSingleMs).toFixed(2)}x`,
+    `    one message per transaction (${single.length}): raw ${rawSingleMs.toFixed(0)} ms, appendMessage ${apiSingleMs.toFixed(0)} ms, ratio ${(apiSingleMs / rawSingleMs).toFixed(2)}x; appendMessage p50 ${format(percentile(apiSingle, 0.5))}, p99 ${format(percentile(apiSingle, 0.99))}`,
   );
 }
 

@@ -64,6 +64,16 @@ export const WRITE_PATIENCE_SECONDS = 20;
 export const TRANSCRIPT_WRITE_PATIENCE_SECONDS = 60;
 export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 export const CHECKPOINT_EVERY_WRITES = 50;
+/**
+ * SQLite's own checkpoint inside a commit (`wal_autocheckpoint`, in WAL pages; its default is
+ * 1000). The periodic checkpoint runs on a worker thread, and while writes keep coming the WAL
+ * can only restart from its start through a checkpoint on the writer's thread, between two
+ * writes; this threshold is that fallback. At 4000 pages (16 MB with 4 KB pages) a stream of
+ * single-message appends (11 pages each) pays it once per ~360 writes instead of once per ~90.
+ * It bounds the WAL's size, not durability: the worker's checkpoints sync the WAL every 50
+ * writes, as before.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 export const CHECKPOINT_INTERVAL_MS = 60_000;
 
 /** Delivery obligations. */

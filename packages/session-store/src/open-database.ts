@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
-import { JOURNAL_SIZE_LIMIT_BYTES } from './limits.js';
+import { JOURNAL_SIZE_LIMIT_BYTES, WAL_AUTOCHECKPOINT_PAGES } from './limits.js';
 import { isBusyError, isNotADatabaseError, sqliteErrorMessage } from './sqlite-errors.js';
 
 export type JournalMode = 'wal' | 'delete';
@@ -199,12 +199,21 @@ export function openConnection(options: OpenConnectionOptions): Database {
   return database;
 }
 
+/**
+ * The pragmas that decide how a commit and a checkpoint sync: NORMAL in WAL mode (a commit is
+ * not fsynced; a checkpoint syncs the WAL, then the database); FULL with `checkpoint_fullfsync`
+ * on macOS, where fsync alone does not reach the disk. Every connection that checkpoints uses
+ * them (the writer and the background checkpoint).
+ */
+export function syncPragmas(): string[] {
+  return process.platform === 'darwin'
+    ? ['synchronous = FULL', 'checkpoint_fullfsync = ON']
+    : ['synchronous = NORMAL'];
+}
+
 export function applyConnectionPragmas(database: Database): void {
-  database.pragma('synchronous = NORMAL');
+  for (const pragma of syncPragmas()) database.pragma(pragma);
   database.pragma('foreign_keys = ON');
   database.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
-  if (process.platform === 'darwin') {
-    database.pragma('synchronous = FULL');
-    database.pragma('checkpoint_fullfsync = ON');
-  }
+  database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
 }

@@ -17,6 +17,7 @@ import {
   recoverDelegations,
   releaseDelegationDelivery,
 } from './async-delegations.js';
+import { BackgroundCheckpoint } from './background-checkpoint.js';
 import { acquireCompressionLease, releaseCompressionLease } from './compression-lease.js';
 import {
   type ClaimedObligation,
@@ -72,7 +73,7 @@ import {
   type RecentMessagesOptions,
 } from './messages.js';
 import { normalizeStoreError, runCallerCallback } from './normalize-error.js';
-import type { JournalMode } from './open-database.js';
+import { type JournalMode, syncPragmas } from './open-database.js';
 import {
   applyResurrection,
   type CanonicalSessionOptions,
@@ -131,6 +132,8 @@ export class SessionStore {
   readonly #settings: StoreSettings;
   readonly #checkpointTimer: NodeJS.Timeout | undefined;
   readonly #writer: StoreWriter;
+  /** WAL mode: the periodic checkpoints, run off the event loop. */
+  readonly #background: BackgroundCheckpoint | undefined;
   #closed = false;
   readonly #fts: FtsMaintenance;
   /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
@@ -144,8 +147,17 @@ export class SessionStore {
       context,
       settings,
       assertOpen: () => this.#db(),
-      checkpoint: () => this.checkpoint(),
+      checkpoint: () => this.#periodicCheckpoint(),
     });
+    this.#background =
+      settings.journalMode === 'wal'
+        ? new BackgroundCheckpoint({
+            databasePath: settings.filePath,
+            pragmas: syncPragmas(),
+            checkpointHere: () => this.checkpoint(),
+            logger: settings.logger,
+          })
+        : undefined;
     this.#fts = new FtsMaintenance({
       context,
       settings,
@@ -153,7 +165,7 @@ export class SessionStore {
       isClosed: () => this.#closed,
     });
     if (checkpointIntervalMs > 0) {
-      this.#checkpointTimer = setInterval(() => this.checkpoint(), checkpointIntervalMs);
+      this.#checkpointTimer = setInterval(() => this.#periodicCheckpoint(), checkpointIntervalMs);
       this.#checkpointTimer.unref();
     }
   }
@@ -640,7 +652,21 @@ export class SessionStore {
     return this.#write((context) => archiveStaleSessions(context, options));
   }
 
-  /** PASSIVE only: TRUNCATE would block or break other attached processes. */
+  /** Every 50 writes and on the timer: on the background thread in WAL mode. */
+  #periodicCheckpoint(): void {
+    if (this.#closed) return;
+    if (!this.#background) {
+      this.checkpoint();
+      return;
+    }
+    this.#writer.checkpointed();
+    this.#background.request();
+  }
+
+  /**
+   * A PASSIVE checkpoint on this thread, now (the periodic ones run off the event loop). PASSIVE
+   * only: TRUNCATE would block or break other attached processes.
+   */
   checkpoint(): void {
     if (this.#closed) return;
     this.#writer.checkpointed();
@@ -656,6 +682,8 @@ export class SessionStore {
     if (this.#checkpointTimer) clearInterval(this.#checkpointTimer);
     await this.ftsRecovery.catch(() => 0);
     await this.#fts.inProgress?.catch(() => 0);
+    // The worker's connection closes first, so this one is the last and SQLite removes the WAL.
+    await this.#background?.close();
     this.checkpoint();
     this.#closed = true;
     this.#context.db.close();

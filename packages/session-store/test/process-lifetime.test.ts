@@ -6,12 +6,13 @@ import { openSessionStore } from '../src/index.js';
 import { runFixture } from './processes.js';
 
 describe('store lifetime', () => {
-  it('an open store does not keep the process alive (the checkpoint timer is unref-ed)', async () => {
+  it('an open store does not keep the process alive (the checkpoint timer and thread are unref-ed)', async () => {
     const home = await tempHome();
     const child = await runFixture('open-and-leave.ts', [path.join(home.path, 'state.db')]);
     const exit = await child.exited;
     expect(exit.code, child.stderr()).toBe(0);
     expect(child.stdout()).toContain('opened');
+    expect(child.stdout()).toContain('checkpointed'); // the background thread had started
   }, 60_000);
 
   it('defaults to state.db in the active Hermes home', async () => {

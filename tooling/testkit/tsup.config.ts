@@ -1,12 +1,13 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // `readme` is its own entry without vitest, for tools that run outside a test (pack-check).
+  entry: { index: 'src/index.ts', readme: 'src/readme/index.ts' },
   format: ['esm'],
   dts: true,
   sourcemap: true,
   clean: true,
   platform: 'node',
-  external: ['vitest'],
+  external: ['vitest', 'typescript', 'tsx'],
   target: 'node20',
 });

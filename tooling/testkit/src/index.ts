@@ -8,6 +8,7 @@ export {
   type ScriptedUsage,
   startModelServer,
 } from './model-server.js';
+export * from './readme/index.js';
 export {
   isProcessRunning,
   type ProcessExit,
@@ -16,3 +17,4 @@ export {
   spawnProcess,
 } from './spawn-process.js';
 export { type TempHome, tempHome } from './temp-home.js';
+export { type TestReadmeExamplesOptions, testReadmeExamples } from './test-readme-examples.js';

@@ -106,14 +106,20 @@ describe('checkPackages on a fixture workspace', () => {
     expect(lines.some((line) => line.includes('1 cached'))).toBe(true);
   }, 240_000);
 
-  it('names each broken stage: manifest, licence, version plan, declarations, README output', async () => {
+  it('names each broken stage: manifest, licence, version plan, declarations, README install line and output', async () => {
     rmSync(path.join(root, '.pnpmfile.cjs')); // without the hook, pnpm publishes the manifest as is
     writeFileSync(path.join(demo, 'LICENSE'), 'All rights reserved.\n');
     writeFileSync(
       path.join(demo, 'dist', 'index.d.ts'),
       'export declare function greet(name: string): Greeting;\n',
     );
-    writeFileSync(path.join(demo, 'README.md'), README.replace('hello Ada', 'hello, Ada'));
+    writeFileSync(
+      path.join(demo, 'README.md'),
+      README.replace('hello Ada', 'hello, Ada').replace(
+        'npm install @hermes/demo',
+        'npm install @hermes/dem0',
+      ),
+    );
     writeFileSync(
       path.join(root, '.changeset', 'demo-initial.md'),
       '---\n"@hermes/demo": patch\n---\n',
@@ -130,14 +136,21 @@ describe('checkPackages on a fixture workspace', () => {
     expect(problems.find((problem) => problem.includes('TS2304'))).toContain(
       "node_modules/@hermes/demo/dist/index.d.ts(1,46): TS2304 Cannot find name 'Greeting'",
     );
-    expect(problems.find((problem) => problem.startsWith('README example'))).toContain(
-      'README.md:14 does not show',
+    expect(problems.find((problem) => problem.includes('does not show'))).toContain(
+      'README example (README.md:7) printed output that README.md:14 does not show',
+    );
+    expect(problems.filter((problem) => problem.startsWith('README:'))).toEqual([
+      'README: no install line names @hermes/demo (a ```sh block with `npm install @hermes/demo …`)',
+      'README: the install line names @hermes/dem0, which is not a public package',
+    ]);
+    expect(problems.find((problem) => problem.includes('no install line names — '))).toBe(
+      'README example (README.md:7) imports @hermes/demo, which no install line names — with pnpm (strict node_modules) the example fails',
     );
     expect(problems.filter((problem) => problem.startsWith('manifest:'))).toEqual([
       expect.stringContaining('exports["."]["@hermes/source"] is published'),
       expect.stringContaining('devDependencies are published'),
     ]);
-    expect(problems).toHaveLength(6);
+    expect(problems).toHaveLength(9);
   }, 240_000);
 
   it('never fetches an @hermes package from a registry: an unknown one fails the install', async () => {

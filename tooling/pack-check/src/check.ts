@@ -9,6 +9,12 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import {
+  installedPackages,
+  installLineProblems,
+  type ParsedReadme,
+  parseReadme,
+} from '@hermes/testkit/readme';
 import ts from 'typescript';
 import { acquireLock, defaultCacheDirectory, readJson } from './cache.js';
 import {
@@ -21,7 +27,6 @@ import {
 import { lintTarballCached } from './lint.js';
 import { javascriptEntryPoints, manifestProblems, typedEntryPoints } from './manifest.js';
 import { packageSlug, packPackages, pruneTarballs, type Tarball, textOf } from './pack.js';
-import { exampleImports, parseReadme } from './readme.js';
 import { npmVersion, prepareScratchProject, type ThirdPartyPin } from './scratch.js';
 import { runTypecheck, type TypecheckFile } from './typecheck.js';
 import {
@@ -173,7 +178,7 @@ async function checkLocked(
   // The tarball's own manifest and files, and the version plan.
   const rootLicense = readFileSync(path.join(root, 'LICENSE'), 'utf8');
   const pending = pendingBumps(root);
-  const readmes = new Map<string, ReturnType<typeof parseReadme>>();
+  const readmes = new Map<string, ParsedReadme>();
   for (const tarball of tarballs) {
     const report = reportOf(tarball.name);
     const readmeFile = [...tarball.files.keys()].find((file) => /^readme(\.md)?$/i.test(file));
@@ -215,17 +220,8 @@ async function checkLocked(
     const readme = readmes.get(tarball.name);
     if (!readme) continue;
     const directory = (byName.get(tarball.name) as WorkspacePackage).directory;
-    const installed = new Set(readme.installCommands.flatMap((command) => command.packages));
-    if (!installed.has(tarball.name)) {
-      report.problems.push(
-        `README: no install line names ${tarball.name} (a \`\`\`sh block with \`npm install ${tarball.name} …\`)`,
-      );
-    }
-    if (readme.examples.length === 0) {
-      report.problems.push(
-        'README: no example — a ```js or ```ts block that the check runs (docs/releasing.md)',
-      );
-    }
+    const installed = installedPackages(readme);
+    report.problems.push(...installLineProblems(readme, { packageName: tarball.name }));
     const declared = declaredDependencies(directory);
     for (const name of installed) {
       if (byName.has(name) || pins.has(name)) continue;
@@ -242,21 +238,6 @@ async function checkLocked(
       else {
         report.problems.push(
           `README: the install line names ${name}, which ${path.relative(root, directory)}/package.json does not declare — add it (devDependencies) so the check installs the version the package is tested with`,
-        );
-      }
-    }
-    for (const example of readme.examples) {
-      const imports = exampleImports(example.code);
-      for (const name of imports.packages) {
-        if (!installed.has(name)) {
-          report.problems.push(
-            `README example (README.md:${example.line}) imports ${name}, which no install line names — with pnpm (strict node_modules) the example fails`,
-          );
-        }
-      }
-      for (const specifier of imports.relative) {
-        report.problems.push(
-          `README example (README.md:${example.line}) imports "${specifier}", which a reader's copy cannot resolve`,
         );
       }
     }

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ReadmeExample } from '@hermes/testkit/readme';
 import { afterAll, describe, expect, it } from 'vitest';
 import { materialiseExample, runExample } from './examples.js';
-import type { ReadmeExample } from './readme.js';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'pack-check-examples-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

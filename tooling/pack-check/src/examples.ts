@@ -1,28 +1,20 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
-import { compareOutput } from './output.js';
-import type { ReadmeExample } from './readme.js';
+import {
+  README_EXAMPLE_TIMEOUT_MS,
+  type ReadmeExample,
+  readmeRunProblems,
+  runReadmeProgram,
+  writeReadmeExample,
+} from '@hermes/testkit/readme';
 import { cleanEnvironment } from './scratch.js';
 
-export const EXAMPLE_TIMEOUT_MS = 30_000;
+// Extracting, running and judging README examples is @hermes/testkit's (`/readme`), shared with
+// every package's own README test; this file puts them in the scratch project.
+export { killRunningExamples } from '@hermes/testkit/readme';
 
-/** Process groups of the examples running now (each example is its own group leader). */
-const running = new Set<number>();
-
-/** Kills every example still running — for an interrupted check, so none is left behind. */
-export function killRunningExamples(): void {
-  for (const pid of running) {
-    try {
-      process.kill(process.platform === 'win32' ? pid : -pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  running.clear();
-}
+export const EXAMPLE_TIMEOUT_MS = README_EXAMPLE_TIMEOUT_MS;
 
 export interface MaterialisedExample {
   readonly packageName: string;
@@ -39,128 +31,20 @@ export function materialiseExample(
   packageName: string,
   example: ReadmeExample,
 ): MaterialisedExample {
-  mkdirSync(folder, { recursive: true });
-  const base = path.join(folder, `readme-line-${example.line}`);
-  const runFile = `${base}.mjs`;
-  if (example.language === 'js') {
-    writeFileSync(runFile, example.code);
-    return { packageName, example, sourceFile: runFile, runFile };
-  }
-  const sourceFile = `${base}.ts`;
-  writeFileSync(sourceFile, example.code);
-  const { outputText } = ts.transpileModule(example.code, {
-    fileName: sourceFile,
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  });
-  writeFileSync(runFile, outputText);
-  return { packageName, example, sourceFile, runFile };
+  return { packageName, example, ...writeReadmeExample(example, folder) };
 }
 
-const tail = (text: string, lines = 25) => {
-  const all = text.trimEnd().split('\n');
-  return (all.length > lines ? ['…', ...all.slice(-lines)] : all)
-    .map((line) => `      ${line}`)
-    .join('\n');
-};
-
 /**
- * Runs one example the way a stranger would run their copy of it: a fresh Node process, a fresh
- * home folder (HOME and so the default HERMES_HOME point into a temporary folder), no settings
- * from the calling environment beyond PATH and the like, and a deadline.
+ * Runs one example as a stranger would run their copy (a fresh Node process and home, a
+ * deadline) and returns what is wrong with it: empty when it exits 0 and prints what the README
+ * shows.
  */
 export async function runExample(
   materialised: MaterialisedExample,
   { timeoutMs = EXAMPLE_TIMEOUT_MS }: { timeoutMs?: number } = {},
 ): Promise<string[]> {
-  const { example } = materialised;
-  const label = `README example (README.md:${example.line})`;
-  const sandbox = mkdtempSync(path.join(tmpdir(), 'hermes-example-'));
-  const home = path.join(sandbox, 'home');
-  const work = path.join(sandbox, 'work');
-  mkdirSync(home);
-  mkdirSync(work);
-  const environment = cleanEnvironment({
-    HOME: home,
-    USERPROFILE: home,
-    TMPDIR: sandbox,
-    NO_COLOR: '1',
-  });
-  for (const name of Object.keys(environment)) {
-    if (/^(HERMES_|API_SERVER_|OPENAI_|FORCE_COLOR|CI$|VITEST)/.test(name))
-      delete environment[name];
-  }
-  environment.NO_COLOR = '1';
-  try {
-    const outcome = await new Promise<{
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      stdout: string;
-      stderr: string;
-      timedOut: boolean;
-    }>((resolve) => {
-      const child = spawn(process.execPath, [materialised.runFile], {
-        cwd: work,
-        env: environment,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: process.platform !== 'win32',
-      });
-      if (child.pid !== undefined) running.add(child.pid);
-      let stdout = '';
-      let stderr = '';
-      let timedOut = false;
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-      });
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-        stderr += chunk;
-      });
-      const killGroup = () => {
-        try {
-          if (child.pid !== undefined && process.platform !== 'win32')
-            process.kill(-child.pid, 'SIGKILL');
-          else child.kill('SIGKILL');
-        } catch {
-          // already gone
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        killGroup(); // anything the example started and left behind
-        if (child.pid !== undefined) running.delete(child.pid);
-        resolve({ code, signal, stdout, stderr, timedOut });
-      });
-    });
-    if (outcome.timedOut) {
-      return [
-        `${label} did not exit within ${timeoutMs / 1000} s — something it opened (a server, socket or timer) keeps it alive; the example must close what it opens${outcome.stderr ? `\n    stderr:\n${tail(outcome.stderr)}` : ''}`,
-      ];
-    }
-    if (outcome.code !== 0) {
-      const how = outcome.signal
-        ? `was killed by ${outcome.signal}`
-        : `exited with code ${outcome.code}`;
-      return [
-        `${label} ${how}${outcome.stderr ? `\n    stderr:\n${tail(outcome.stderr)}` : ''}${outcome.stdout ? `\n    stdout:\n${tail(outcome.stdout)}` : ''}`,
-      ];
-    }
-    if (!example.expectedOutput) {
-      if (outcome.stdout.trim() === '') return [];
-      return [
-        `${label} printed output but the README shows none — put a \`\`\`text block right after the example showing:\n${tail(outcome.stdout)}`,
-      ];
-    }
-    const comparison = compareOutput(example.expectedOutput.text, outcome.stdout);
-    if (comparison.matches) return [];
-    return [
-      `${label} printed output that README.md:${example.expectedOutput.line} does not show (\`…\` matches anything within a line)\n    expected:\n${tail(comparison.expected, 40)}\n    printed:\n${tail(comparison.actual, 40)}`,
-    ];
-  } finally {
-    rmSync(sandbox, { recursive: true, force: true });
-  }
+  const run = await runReadmeProgram(materialised.runFile, { timeoutMs });
+  return readmeRunProblems(materialised.example, run);
 }
 
 /** Runs tasks with at most `limit` at once (2 on the 2-core CI machine). */

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -10,7 +10,7 @@ import {
   testReadmeExamples,
   workspaceSourceNodeArgs,
 } from '@hermes/testkit';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 const packageRoot = fileURLToPath(new URL('..', import.meta.url));
 const usesAgent = (example: ReadmeExample) =>
@@ -41,8 +41,10 @@ describe('the README embedding example', () => {
         path.join(home, 'config.yaml'),
         `model:\n  base_url: ${model.baseUrl}\n  default: test-model\nterminal:\n  cwd: ${workdir}\n`,
       );
+      const directory = path.join(packageRoot, 'test-results', `readme-configured-${process.pid}`);
+      onTestFinished(() => rm(directory, { recursive: true, force: true }));
       const run = await runReadmeExample(example, {
-        directory: path.join(packageRoot, 'test-results', `readme-configured-${process.pid}`),
+        directory,
         nodeArgs: workspaceSourceNodeArgs(),
         env: { HERMES_HOME: home },
       });

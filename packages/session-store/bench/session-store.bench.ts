@@ -219,7 +219,7 @@ async function benchGatewayListing(): Promise<void> {
   await store.close();
   const ratio = percentile(listing, 0.5) / percentile(baseline, 0.5);
   console.log(
-    `(5) gateway listing, ${GATEWAY_SESSIONS} sessions, limit 50 (tips, previews, pinned back-fill): p50 ${format(percentile(listing, 0.5))}, p99 ${format(percentile(listing, 0.99))}; raw SELECT of the page p50 ${format(percentile(baseline, 0.5))}; ratio ${ratio.toFixed(2)}x (target p50 < 1 ms); contentVersion() p50 ${format(percentile(version, 0.5))}`,
+    `(4) gateway listing, ${GATEWAY_SESSIONS} sessions, limit 50 (tips, previews, pinned back-fill): p50 ${format(percentile(listing, 0.5))}, p99 ${format(percentile(listing, 0.99))}; raw SELECT of the page p50 ${format(percentile(baseline, 0.5))}; ratio ${ratio.toFixed(2)}x (target p50 < 1 ms); contentVersion() p50 ${format(percentile(version, 0.5))}`,
   );
 }
 
@@ -262,7 +262,7 @@ async function benchTranscript(): Promise<void> {
   raw.close();
   await store.close();
   console.log(
-    `(6) transcript of ${TRANSCRIPT_MESSAGES} messages: newest 50 p50 ${format(percentile(newest.first, 0.5))} (raw SELECT ${format(percentile(newest.second, 0.5))}, ratio ${(percentile(newest.first, 0.5) / percentile(newest.second, 0.5)).toFixed(2)}x); the last 100 by afterId p50 ${format(percentile(tail, 0.5))}; getRecentMessages (10 user/assistant) p50 ${format(percentile(recent, 0.5))}`,
+    `(5) transcript of ${TRANSCRIPT_MESSAGES} messages: newest 50 p50 ${format(percentile(newest.first, 0.5))} (raw SELECT ${format(percentile(newest.second, 0.5))}, ratio ${(percentile(newest.first, 0.5) / percentile(newest.second, 0.5)).toFixed(2)}x); the last 100 by afterId p50 ${format(percentile(tail, 0.5))}; getRecentMessages (10 user/assistant) p50 ${format(percentile(recent, 0.5))}`,
   );
 }
 
@@ -297,7 +297,7 @@ async function benchSearch(): Promise<void> {
   }
   await store.close();
   console.log(
-    `(4) FTS search over ${SEARCH_MESSAGES} messages (index rebuilt in a worker in ${(seedMs / 1000).toFixed(1)} s): p50 ${format(percentile(timings, 0.5))}, p99 ${format(percentile(timings, 0.99))} (target p50 < 25 ms)`,
+    `(6) FTS search over ${SEARCH_MESSAGES} messages (index rebuilt in a worker in ${(seedMs / 1000).toFixed(1)} s): p50 ${format(percentile(timings, 0.5))}, p99 ${format(percentile(timings, 0.99))} (target p50 < 25 ms)`,
   );
 }
 

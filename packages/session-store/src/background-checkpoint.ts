@@ -24,7 +24,7 @@ try {
   for (const pragma of workerData.pragmas) db.pragma(pragma);
   parentPort.postMessage({ kind: 'ready' });
 } catch (error) {
-  parentPort.postMessage({ kind: 'failed', message: String((error && error.message) || error) });
+  parentPort.postMessage({ kind: 'unavailable', message: String((error && error.message) || error) });
 }
 parentPort.on('message', (message) => {
   if (message === 'close') {
@@ -41,7 +41,8 @@ parentPort.on('message', (message) => {
 `;
 
 interface WorkerMessage {
-  kind: 'ready' | 'checkpointed' | 'failed';
+  /** `unavailable`: the connection could not be opened; `failed`: one checkpoint failed. */
+  kind: 'ready' | 'checkpointed' | 'failed' | 'unavailable';
   message?: string;
 }
 
@@ -128,9 +129,14 @@ export class BackgroundCheckpoint {
 
   #onMessage(message: WorkerMessage): void {
     if (message.kind === 'ready') return;
-    if (message.kind === 'failed') {
+    if (message.kind === 'unavailable') {
       this.#fail(message.message ?? 'unknown error');
       return;
+    }
+    if (message.kind === 'failed') {
+      // One checkpoint failed (an I/O error, say): run this one here; the next tries the thread.
+      this.#options.logger.warn(`background WAL checkpoint failed: ${message.message}`);
+      this.#options.checkpointHere();
     }
     this.#settle();
   }

@@ -38,6 +38,7 @@ export {
   type ForeignHolderScanOptions,
   scanForeignHolders,
 } from './foreign-holders.js';
+export * from './fork-session.js';
 export type { MessageSearchHit, MessageSearchResult, SearchMessagesOptions } from './fts.js';
 export type { GatewayPeer } from './gateway-peer.js';
 export * from './limits.js';

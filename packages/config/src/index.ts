@@ -100,3 +100,4 @@ export {
 } from './profiles.js';
 export { resolveBrowserConfig, resolveGatewayConfig } from './resolve-gateway.js';
 export { resolveFallbackProviders } from './resolve-providers.js';
+export * from './restart-drain.js';

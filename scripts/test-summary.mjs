@@ -25,9 +25,15 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 for (const report of reports) {
-  const file = path.join(report.dir, 'vitest.json');
-  if (!existsSync(file)) continue;
-  const result = JSON.parse(readFileSync(file, 'utf8'));
+  // vitest.json: the package's tests; vitest-timing.json: its timing stage (vitest.shared.ts).
+  for (const name of ['vitest.json', 'vitest-timing.json']) {
+    const file = path.join(report.dir, name);
+    if (!existsSync(file)) continue;
+    count(JSON.parse(readFileSync(file, 'utf8')));
+  }
+}
+
+function count(result) {
   passed += result.numPassedTests ?? 0;
   failed += result.numFailedTests ?? 0;
   skipped += (result.numPendingTests ?? 0) + (result.numTodoTests ?? 0);

@@ -31,6 +31,7 @@ parentPort.on('message', (message) => {
     try { if (db) db.close(); } finally { parentPort.close(); }
     return;
   }
+  if (!db) return; // 'unavailable' was sent; the store checkpoints on its own thread now
   try {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ kind: 'checkpointed', result });
@@ -128,7 +129,9 @@ export class BackgroundCheckpoint {
   }
 
   #onMessage(message: WorkerMessage): void {
-    if (message.kind === 'ready') return;
+    // A worker given up on may still have answers in flight; the checkpoint they concern was
+    // already run here by #fail, so running it again would only double the work.
+    if (message.kind === 'ready' || this.#unavailable) return;
     if (message.kind === 'unavailable') {
       this.#fail(message.message ?? 'unknown error');
       return;

@@ -102,6 +102,59 @@ describe('delivery obligations', () => {
     });
   });
 
+  it('puts a send attempt on record before the send: pending becomes attempting, counted once', async () => {
+    const { store } = await openTestStore();
+    const { obligationId } = await store.recordObligation(input);
+    expect(await store.beginObligationAttempt(obligationId)).toBe(true);
+    expect(store.getObligation(obligationId)).toMatchObject({ state: 'attempting', attempts: 1 });
+    // A second begin for the same send (the caller retrying its bookkeeping) counts nothing.
+    expect(await store.beginObligationAttempt(obligationId)).toBe(true);
+    expect(store.getObligation(obligationId)?.attempts).toBe(1);
+    expect(await store.completeObligation(obligationId)).toBe(true);
+    expect(store.getObligation(obligationId)).toMatchObject({ state: 'delivered', attempts: 1 });
+  });
+
+  it('counts each begun send once when it fails, so the third failed send gives up', async () => {
+    const { store } = await openTestStore();
+    const { obligationId } = await store.recordObligation(input);
+    const states: (string | null)[] = [];
+    for (let attempt = 0; attempt < OBLIGATION_MAX_ATTEMPTS; attempt += 1) {
+      expect(await store.beginObligationAttempt(obligationId)).toBe(true);
+      states.push(await store.failObligation(obligationId, 'network down'));
+      expect(store.getObligation(obligationId)?.attempts).toBe(attempt + 1);
+    }
+    expect(states).toEqual(['pending', 'pending', 'failed']);
+    expect(await store.beginObligationAttempt(obligationId)).toBe(false);
+  });
+
+  it('a row claimed at startup is already attempting: beginning its send counts nothing more', async () => {
+    const { store } = await openTestStore();
+    const id = await recordAsDeadOwner(store);
+    const [claimed] = await store.claimPendingObligations();
+    expect(claimed).toMatchObject({ obligationId: id, attempts: 1 });
+    expect(await store.beginObligationAttempt(id)).toBe(true);
+    expect(store.getObligation(id)).toMatchObject({ state: 'attempting', attempts: 1 });
+  });
+
+  it('refuses to begin a send of an unknown, settled or foreign obligation and changes nothing', async () => {
+    const { store } = await openTestStore();
+    expect(await store.beginObligationAttempt('0'.repeat(24))).toBe(false);
+    const delivered = (await store.recordObligation({ ...input, messageRef: 'd' })).obligationId;
+    await store.completeObligation(delivered);
+    const abandoned = (await store.recordObligation({ ...input, messageRef: 'a' })).obligationId;
+    await store.withWriteTransaction((database) =>
+      database
+        .prepare("UPDATE delivery_obligations SET state = 'abandoned' WHERE obligation_id = ?")
+        .run(abandoned),
+    );
+    const foreign = await recordAsDeadOwner(store, { messageRef: 'f' });
+    for (const id of [delivered, abandoned, foreign]) {
+      const before = store.getObligation(id);
+      expect(await store.beginObligationAttempt(id), id).toBe(false);
+      expect(store.getObligation(id)).toEqual(before);
+    }
+  });
+
   it('another process cannot complete an obligation it does not own', async () => {
     const { store } = await openTestStore();
     const id = await recordAsDeadOwner(store);

@@ -114,6 +114,32 @@ export function markObligationDelivered(
   );
 }
 
+/**
+ * Puts the send on record right before it leaves: this owner's `pending` row becomes `attempting`
+ * and the attempt is counted. A process that dies between the send and `completeObligation`
+ * leaves the row `attempting`, so the next start's claim marks the resend
+ * (`needsRecoveredMarker`) instead of sending a possible duplicate unmarked. A row already
+ * `attempting` (claimed at startup, which counted its attempt) is left as it is. False when the
+ * row is not this owner's to send: unknown, settled, or owned by another process. Waiting out
+ * `notBefore` is the caller's part.
+ */
+export function markObligationAttempting(
+  context: StoreContext,
+  obligationId: string,
+  owner: ProcessIdentity = currentProcessIdentity(),
+): boolean {
+  // SET expressions read the row as it was, so the attempt counts only on pending -> attempting.
+  return (
+    context
+      .statement(
+        `UPDATE delivery_obligations
+           SET attempts = attempts + (state = 'pending'), state = 'attempting', updated_at = ?
+         WHERE obligation_id = ? AND state IN ('pending', 'attempting') AND ${OWNED_BY_SELF}`,
+      )
+      .run(context.clock.now(), obligationId, owner.pid, owner.startTicks).changes === 1
+  );
+}
+
 /** Counts a failed send: back off (30 s, then 120 s; flood control honoured), or give up after 3. */
 export function markObligationFailed(
   context: StoreContext,

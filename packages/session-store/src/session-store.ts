@@ -25,6 +25,7 @@ import {
   claimPendingObligations,
   type DeliveryObligation,
   getObligation,
+  markObligationAttempting,
   markObligationDelivered,
   markObligationFailed,
   type ObligationState,
@@ -571,6 +572,17 @@ export class SessionStore {
 
   claimPendingObligations(options: ClaimPendingOptions = {}): Promise<ClaimedObligation[]> {
     return this.#write((context) => claimPendingObligations(context, options));
+  }
+
+  /**
+   * Call (and await) right before each send of an obligation this process owns: the attempt is
+   * on record before the reply can reach the chat, so a crash mid-send makes the next start
+   * resend it with `RECOVERED_MARKER`. Counts the attempt once (not again for a row claimed at
+   * startup); false when the row is not this process's to send (unknown, settled, or owned by
+   * another process) — then do not send it.
+   */
+  beginObligationAttempt(obligationId: string): Promise<boolean> {
+    return this.#write((context) => markObligationAttempting(context, obligationId));
   }
 
   /**

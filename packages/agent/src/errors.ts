@@ -17,7 +17,10 @@ export type AgentErrorCode =
   | 'unknown_tool'
   | 'compression_failed'
   | 'compression_busy'
-  | 'interrupted';
+  | 'interrupted'
+  | 'profile_not_served'
+  | 'profile_closed'
+  | 'no_delegation_registry';
 
 export interface AgentErrorOptions {
   readonly code: AgentErrorCode;
@@ -81,6 +84,13 @@ export const AGENT_ERROR_MESSAGES = {
   compressionBusy: (sessionId: string) =>
     `session ${sessionId} is already being compressed by another process`,
   interrupted: 'the turn was interrupted',
+  profileNotFound: (name: string) => `profile not found: ${name}`,
+  profileNotServed: (name: string) => `profile ${name} is not served by this process`,
+  profileEnvUnreadable: (name: string, detail: string) =>
+    `profile ${name} cannot be served: its .env cannot be read (${detail})`,
+  profileClosed: (name: string) => `profile ${name} is closed`,
+  noDelegationRegistry: (name: string) =>
+    `profile ${name} runs one-shot: it has no async delegation registry`,
 } as const;
 
 /** Tool-result texts the model sees (sent as `{"error": "…"}`). */

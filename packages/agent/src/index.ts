@@ -208,6 +208,23 @@ export {
   loadContextFiles,
   type SystemPromptOptions,
 } from './prompt/system-prompt.js';
+export {
+  CONFIG_RECHECK_MS,
+  createProfileRuntime,
+  type ProfileAgentRequest,
+  type ProfileDeliveryOptions,
+  type ProfileRuntime,
+  type ProfileRuntimeLogger,
+  type ProfileRuntimeOptions,
+} from './runtime/profile-runtime.js';
+export {
+  createProfileRuntimeSet,
+  type ProfileRuntimeSet,
+  type ProfileRuntimeSetOptions,
+  type ProfileServing,
+  profileServingOf,
+  SERVED_SET_TTL_MS,
+} from './runtime/profile-runtime-set.js';
 export { patchTool } from './tools/builtin/patch.js';
 export { READ_FILE_MAX_BYTES, readFileTool } from './tools/builtin/read-file.js';
 export { searchFilesTool } from './tools/builtin/search-files.js';

@@ -1,7 +1,6 @@
 import { RECOVERED_MARKER, type SessionStore } from '@hermes/session-store';
 import type { PlatformAdapter } from '@hermes/supervisor';
 import type { Logger } from 'pino';
-import { beginObligationAttempt } from './obligation-attempt.js';
 
 /** How long one send may take before it counts as failed (boot and runtime). */
 export const OWED_SEND_TIMEOUT_MS = 30_000;
@@ -86,7 +85,7 @@ export class OwedReplies {
     try {
       const store = await this.#options.store();
       // Durable before visible: the attempt is on record before the send can reach the chat.
-      if (!(await beginObligationAttempt(store, obligationId))) {
+      if (!(await store.beginObligationAttempt(obligationId))) {
         this.#rows.delete(obligationId);
         return false;
       }

@@ -8,10 +8,10 @@ import {
   BOT_RELAY_MAX_ATTEMPTS,
   BOT_RELAY_ROSTER_FRESH_SECONDS,
   BOT_RELAY_STALE_AFTER_SECONDS,
-  BotRelayError,
   cleanupBotRelayArtifacts,
   openBotRelay,
 } from './bot-relay.js';
+import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 
 function clock(start = Math.floor(Date.now() / 1000)) {
   let now = start;
@@ -28,7 +28,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
     await promise;
     return undefined;
   } catch (error) {
-    if (BotRelayError.isInstance(error)) return error.code;
+    if (SessionStoreError.isInstance(error)) return error.code;
     throw error;
   }
 }
@@ -108,7 +108,7 @@ describe('bot relay', () => {
     const outcomes = [first, second].map((outcome) =>
       outcome.status === 'fulfilled'
         ? 'ok'
-        : BotRelayError.isInstance(outcome.reason)
+        : SessionStoreError.isInstance(outcome.reason)
           ? outcome.reason.code
           : 'other',
     );
@@ -167,10 +167,77 @@ describe('bot relay', () => {
     const rosterError = await relay
       .syncRoster([{ profile: 'work' }])
       .catch((error: unknown) => error);
-    expect(rosterError).toMatchObject({ code: 'storage_failed', operation: 'roster' });
+    expect(SessionStoreError.isInstance(rosterError)).toBe(true);
+    expect(rosterError).toMatchObject({
+      name: 'SessionStoreError',
+      code: 'storage_failed',
+      operation: 'roster',
+    });
+    expect((rosterError as Error).message).toMatch(/^bot relay: cannot write the roster \(EISDIR/);
     const blocked = openBotRelay({ root: path.join(root, 'file-root') });
     await writeFile(path.join(root, 'file-root'), 'not a folder');
     const prepareError = await blocked.drain().catch((error: unknown) => error);
     expect(prepareError).toMatchObject({ code: 'storage_failed', operation: 'prepare' });
+  });
+
+  it('refuses with SessionStoreError, the relay code and the exact text the front ends show', async () => {
+    const root = (await tempHome()).path;
+    const relay = openBotRelay({ root });
+    const refusals: [Promise<unknown>, string, string][] = [
+      [
+        relay.claimed('nope'),
+        'invalid_envelope_id',
+        ERROR_MESSAGES.botRelayInvalidEnvelopeId('nope'),
+      ],
+      [
+        relay.syncRoster([{ profile: ' ' }]),
+        'invalid_roster',
+        ERROR_MESSAGES.botRelayInvalidRoster,
+      ],
+      [
+        relay.enqueue({ toProfile: 'work', from: 'peer', message: 'hi' }),
+        'not_hosted',
+        'bot relay: no front end hosts the bot of profile work right now',
+      ],
+      [
+        relay.reply('d'.repeat(32), { status: 'delivered' }),
+        'unknown_envelope',
+        `bot relay: no claimed envelope ${'d'.repeat(32)}`,
+      ],
+    ];
+    for (const [attempt, code, message] of refusals) {
+      const error = await attempt.then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(SessionStoreError.isInstance(error), code).toBe(true);
+      expect(error).toMatchObject({
+        name: 'SessionStoreError',
+        code,
+        message,
+        operation: undefined,
+      });
+    }
+  });
+
+  it('sweeps the temp files of writes a killed process left, once stale, and never the roster', async () => {
+    const root = (await tempHome()).path;
+    const relay = openBotRelay({ root });
+    await relay.syncRoster([{ profile: 'work' }]);
+    const dir = path.join(root, BOT_RELAY_DIR);
+    const past = new Date(Date.now() - (BOT_RELAY_STALE_AFTER_SECONDS + 60) * 1000);
+    const leftovers = [
+      path.join(dir, '.roster.json.4242.0123456789ab.tmp'),
+      path.join(dir, 'replies', `.${'e'.repeat(32)}.json.4242.0123456789ab.tmp`),
+      path.join(dir, 'outbox', `.${'f'.repeat(32)}.json.4242.0123456789ab.tmp`),
+    ];
+    const inProgress = path.join(dir, 'claimed', `.${'f'.repeat(32)}.json.4243.0123456789ab.tmp`);
+    for (const file of [...leftovers, inProgress]) await writeFile(file, '{"partial');
+    for (const file of [...leftovers, path.join(dir, 'roster.json')])
+      await utimes(file, past, past);
+    expect(await relay.sweepStale()).toBe(leftovers.length);
+    expect(await readdir(dir)).toEqual(expect.arrayContaining(['roster.json']));
+    expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(await readdir(path.join(dir, 'claimed'))).toEqual([path.basename(inProgress)]);
   });
 });

@@ -1,8 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { getDefaultHermesRoot, writeFileAtomic } from '@hermes/config';
 import * as v from 'valibot';
+import {
+  isMissing,
+  isTempFileName,
+  readJson,
+  removeQuietly,
+  writeFileExclusive,
+} from './bot-relay-files.js';
+import { type BotRelayOperation, ERROR_MESSAGES, SessionStoreError } from './errors.js';
+
+export type { BotRelayErrorCode, BotRelayOperation } from './errors.js';
 
 /** The relay's folder under the Hermes root (shared by every profile of the root). */
 export const BOT_RELAY_DIR = 'bot_relay';
@@ -20,49 +30,6 @@ export const BOT_RELAY_ATTEMPT_TIMEOUT_SECONDS = 600;
 export const BOT_RELAY_MAX_ATTEMPTS = 2;
 
 const ENVELOPE_ID = /^[0-9a-f]{32}$/;
-
-export type BotRelayErrorCode =
-  | 'invalid_envelope_id'
-  | 'invalid_roster'
-  | 'unknown_envelope'
-  | 'envelope_expired'
-  | 'not_hosted'
-  | 'already_replied'
-  | 'storage_failed';
-
-const MARKER = Symbol.for('@hermes/session-store.bot-relay-error');
-
-export type BotRelayOperation =
-  | 'prepare'
-  | 'roster'
-  | 'queue'
-  | 'drain'
-  | 'read'
-  | 'requeue'
-  | 'reply';
-
-/** What the relay refuses or fails with; `code` is stable, the message names the envelope. */
-export class BotRelayError extends Error {
-  readonly code: BotRelayErrorCode;
-  /** For `storage_failed`: what the relay was doing (`prepare` = creating or opening its folders). */
-  readonly operation: BotRelayOperation | undefined;
-  readonly [MARKER] = true;
-
-  constructor(
-    code: BotRelayErrorCode,
-    message: string,
-    options?: { cause?: unknown; operation?: BotRelayOperation },
-  ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.operation = options?.operation;
-  }
-
-  static isInstance(error: unknown): error is BotRelayError {
-    return typeof error === 'object' && error !== null && MARKER in error;
-  }
-}
 
 export interface BotRosterEntry {
   /** The profile whose Bot Chat the front end hosts. */
@@ -133,49 +100,26 @@ export interface BotRelayOptions {
   readonly now?: () => number;
 }
 
-function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-}
-
-function storageFailure(operation: BotRelayOperation, what: string, error: unknown): BotRelayError {
+function storageFailure(
+  operation: BotRelayOperation,
+  what: string,
+  error: unknown,
+): SessionStoreError {
   const detail = error instanceof Error ? error.message : String(error);
-  return new BotRelayError('storage_failed', `bot relay: cannot ${what} (${detail})`, {
+  return new SessionStoreError({
+    code: 'storage_failed',
+    message: ERROR_MESSAGES.botRelayStorageFailed(what, detail),
     cause: error,
     operation,
   });
-}
-
-/** Unlinks a file; never throws (a missing file or a failure both count as "not removed"). */
-async function removeQuietly(file: string): Promise<boolean> {
-  try {
-    await unlink(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function readJson<T>(
-  file: string,
-  schema: v.GenericSchema<unknown, T>,
-): Promise<T | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    throw error;
-  }
-  const parsed = v.safeParse(schema, JSON.parse(text) as unknown);
-  if (!parsed.success) throw new Error(`${path.basename(file)} is not a valid bot relay file`);
-  return parsed.output;
 }
 
 /**
  * The file-backed bot relay: a front end that hosts bots (Bot Mode) declares them in a roster;
  * senders queue envelopes in `outbox/`; the host claims them (`claimed/`, by an atomic rename, so
  * two drainers never get the same one), delivers each into its profile's Bot Chat and records the
- * reply in `replies/`, which the sender takes. Every file is JSON, mode 0600, written atomically.
+ * reply in `replies/`, which the sender takes. Every file is JSON, mode 0600, written atomically
+ * (a temp file renamed or linked into place; a failed write leaves neither a part nor the temp).
  * Stale files (6 h) are swept on every drain and by `cleanupBotRelayArtifacts`.
  */
 export class BotRelay {
@@ -193,10 +137,10 @@ export class BotRelay {
 
   #file(folder: 'outbox' | 'claimed' | 'replies', id: string): string {
     if (!ENVELOPE_ID.test(id)) {
-      throw new BotRelayError(
-        'invalid_envelope_id',
-        `bot relay: invalid envelope id ${JSON.stringify(id)} (32 hex characters)`,
-      );
+      throw new SessionStoreError({
+        code: 'invalid_envelope_id',
+        message: ERROR_MESSAGES.botRelayInvalidEnvelopeId(id),
+      });
     }
     return path.join(this.#folder(folder), `${id}.json`);
   }
@@ -216,7 +160,10 @@ export class BotRelay {
   async syncRoster(bots: readonly BotRosterEntry[]): Promise<BotRoster> {
     for (const bot of bots) {
       if (typeof bot.profile !== 'string' || bot.profile.trim() === '') {
-        throw new BotRelayError('invalid_roster', 'bot relay: every roster entry needs a profile');
+        throw new SessionStoreError({
+          code: 'invalid_roster',
+          message: ERROR_MESSAGES.botRelayInvalidRoster,
+        });
       }
     }
     await this.#ensure();
@@ -262,10 +209,10 @@ export class BotRelay {
     ttlSeconds?: number;
   }): Promise<BotEnvelope> {
     if (!(await this.isHosted(input.toProfile))) {
-      throw new BotRelayError(
-        'not_hosted',
-        `bot relay: no front end hosts the bot of profile ${input.toProfile} right now`,
-      );
+      throw new SessionStoreError({
+        code: 'not_hosted',
+        message: ERROR_MESSAGES.botRelayNotHosted(input.toProfile),
+      });
     }
     await this.#ensure();
     const now = this.#now();
@@ -357,8 +304,12 @@ export class BotRelay {
     } catch (error) {
       throw storageFailure('read', 'read the claimed envelope', error);
     }
-    if (!envelope)
-      throw new BotRelayError('unknown_envelope', `bot relay: no claimed envelope ${id}`);
+    if (!envelope) {
+      throw new SessionStoreError({
+        code: 'unknown_envelope',
+        message: ERROR_MESSAGES.botRelayUnknownEnvelope(id),
+      });
+    }
     return envelope;
   }
 
@@ -391,7 +342,9 @@ export class BotRelay {
 
   /**
    * Records the reply to a claimed envelope (once: a second reply is `already_replied`) and
-   * drops the claim. The reply file is created exclusively, so two recorders cannot both win.
+   * drops the claim. The reply file appears whole or not at all, and only if none is there yet
+   * (temp file, then a hard link), so two recorders cannot both win and a failed write leaves
+   * nothing behind: the claim stays and the reply can be recorded again.
    */
   async reply(
     id: string,
@@ -414,9 +367,11 @@ export class BotRelay {
       } catch {
         replied = false;
       }
-      if (replied)
-        throw new BotRelayError('already_replied', `bot relay: envelope ${id} already has a reply`);
-      throw new BotRelayError('unknown_envelope', `bot relay: no claimed envelope ${id}`);
+      throw new SessionStoreError(
+        replied
+          ? { code: 'already_replied', message: ERROR_MESSAGES.botRelayAlreadyReplied(id) }
+          : { code: 'unknown_envelope', message: ERROR_MESSAGES.botRelayUnknownEnvelope(id) },
+      );
     }
     const reply: BotReply = {
       id,
@@ -425,19 +380,17 @@ export class BotRelay {
       error: input.error ?? null,
       repliedAt: this.#now(),
     };
+    let recorded: boolean;
     try {
-      const handle = await open(replyFile, 'wx', 0o600);
-      try {
-        await handle.writeFile(JSON.stringify(reply));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      recorded = await writeFileExclusive(replyFile, JSON.stringify(reply), { mode: 0o600 });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new BotRelayError('already_replied', `bot relay: envelope ${id} already has a reply`);
-      }
       throw storageFailure('reply', 'write the reply', error);
+    }
+    if (!recorded) {
+      throw new SessionStoreError({
+        code: 'already_replied',
+        message: ERROR_MESSAGES.botRelayAlreadyReplied(id),
+      });
     }
     await removeQuietly(claimedFile);
     return reply;
@@ -456,20 +409,28 @@ export class BotRelay {
     return reply;
   }
 
-  /** Removes `*.json` in `outbox/`, `claimed/` and `replies/` older than `maxAgeSeconds` (6 h). */
+  /**
+   * Removes `*.json` in `outbox/`, `claimed/` and `replies/` older than `maxAgeSeconds` (6 h), and
+   * the temp files of writes a killed process never finished (there and beside `roster.json`).
+   */
   async sweepStale(maxAgeSeconds = BOT_RELAY_STALE_AFTER_SECONDS): Promise<number> {
     const cutoffMs = (this.#now() - maxAgeSeconds) * 1000;
     let removed = 0;
-    for (const folder of ['outbox', 'claimed', 'replies'] as const) {
+    const folders = [
+      this.dir,
+      ...(['outbox', 'claimed', 'replies'] as const).map((name) => this.#folder(name)),
+    ];
+    for (const folder of folders) {
       let names: string[];
       try {
-        names = await readdir(this.#folder(folder));
+        names = await readdir(folder);
       } catch {
         continue;
       }
       for (const name of names) {
-        if (!name.endsWith('.json')) continue;
-        const file = path.join(this.#folder(folder), name);
+        const sweepable = isTempFileName(name) || (folder !== this.dir && name.endsWith('.json'));
+        if (!sweepable) continue;
+        const file = path.join(folder, name);
         try {
           if ((await stat(file)).mtimeMs < cutoffMs && (await removeQuietly(file))) removed += 1;
         } catch {

@@ -20,12 +20,35 @@ export type SessionStoreErrorCode =
   | 'invalid_argument'
   | 'database_error'
   | 'database_replaced'
-  | 'wal_generation_deleted';
+  | 'wal_generation_deleted'
+  | BotRelayErrorCode;
+
+/** The codes of the bot relay (`openBotRelay`), a subset of `SessionStoreErrorCode`. */
+export type BotRelayErrorCode =
+  | 'invalid_envelope_id'
+  | 'invalid_roster'
+  | 'unknown_envelope'
+  | 'envelope_expired'
+  | 'not_hosted'
+  | 'already_replied'
+  | 'storage_failed';
+
+/** The bot relay step a `storage_failed` error comes from (`prepare`: creating its folders). */
+export type BotRelayOperation =
+  | 'prepare'
+  | 'roster'
+  | 'queue'
+  | 'drain'
+  | 'read'
+  | 'requeue'
+  | 'reply';
 
 export interface SessionStoreErrorOptions {
   code: SessionStoreErrorCode;
   message: string;
   cause?: unknown;
+  /** For the bot relay's `storage_failed`: the step that failed. */
+  operation?: BotRelayOperation;
 }
 
 /**
@@ -34,12 +57,15 @@ export interface SessionStoreErrorOptions {
  */
 export class SessionStoreError extends Error {
   readonly code: SessionStoreErrorCode;
+  /** For the bot relay's `storage_failed`: the step that failed (`prepare` = its folders). */
+  readonly operation: BotRelayOperation | undefined;
   readonly [MARKER] = true;
 
   constructor(options: SessionStoreErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code;
+    this.operation = options.operation;
   }
 
   /** Works across duplicated installs of this package, unlike `instanceof`. */
@@ -77,6 +103,14 @@ export const ERROR_MESSAGES = {
   databaseError: (detail: string, code: string) => `SQLite failed: ${detail} (${code})`,
   databaseReplaced: (path: string) =>
     `${path} was replaced or removed while this store had it open; nothing was written (it would have gone to the old file, invisible to every new opener). Close and reopen the store.`,
+  botRelayInvalidEnvelopeId: (id: string) =>
+    `bot relay: invalid envelope id ${JSON.stringify(id)} (32 hex characters)`,
+  botRelayInvalidRoster: 'bot relay: every roster entry needs a profile',
+  botRelayNotHosted: (profile: string) =>
+    `bot relay: no front end hosts the bot of profile ${profile} right now`,
+  botRelayUnknownEnvelope: (id: string) => `bot relay: no claimed envelope ${id}`,
+  botRelayAlreadyReplied: (id: string) => `bot relay: envelope ${id} already has a reply`,
+  botRelayStorageFailed: (what: string, detail: string) => `bot relay: cannot ${what} (${detail})`,
   walGenerationDeleted: (path: string) =>
     `${path}-wal was deleted while this store had the database open; nothing was written (it would have gone to an orphaned WAL). Close and reopen the store.`,
 } as const;

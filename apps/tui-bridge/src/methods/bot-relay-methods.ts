@@ -4,8 +4,8 @@ import {
   BOT_RELAY_TURN_WAIT_SECONDS,
   type BotEnvelope,
   BotRelay,
-  BotRelayError,
   type SessionStore,
+  SessionStoreError,
 } from '@hermes/session-store';
 import type { Bridge } from '../bridge.js';
 import { RPC_ERROR_CODES, RpcError } from '../contract/error-codes.js';
@@ -27,7 +27,7 @@ const STORAGE_CODES: Record<RelayStage, number> = {
 
 function relayError(stage: RelayStage, error: unknown): RpcError {
   if (RpcError.isInstance(error)) return error;
-  if (BotRelayError.isInstance(error)) {
+  if (SessionStoreError.isInstance(error)) {
     switch (error.code) {
       case 'invalid_envelope_id':
       case 'invalid_roster':

@@ -46,7 +46,10 @@ describe('createProfileRuntimeSet', () => {
     expect(set.serve).toBe('launch');
     expect(set.launch.name).toBe('work');
     expect(set.resolve()).toBe(set.launch);
-    expect(set.resolve('  ')).toBe(set.launch);
+    expect(notServed(() => set.resolve('  '))).toMatchObject({
+      code: 'profile_not_served',
+      message: expect.stringContaining('invalid profile name'),
+    });
     expect(set.resolve('work')).toBe(set.launch);
     expect(set.resolve(' WORK ')).toBe(set.launch);
     expect(notServed(() => set.resolve('other'))).toMatchObject({
@@ -133,6 +136,17 @@ describe('createProfileRuntimeSet', () => {
     await new Promise((resolve) => setTimeout(resolve, SERVED_SET_TTL_MS + 100));
     expect(set.find('alpha')).toBeUndefined();
     expect(set.servedProfiles()).toEqual(['default']);
+  });
+
+  it('multiplexing from a home outside the profiles root serves it bare only, never by a name it cannot prove', async () => {
+    const root = await profilesRoot({ alpha: {} });
+    const elsewhere = (await tempHome('hermes-custom-')).path;
+    const set = runtimeSet({ root, serve: 'multiplex', launch: { home: elsewhere } });
+    expect(set.launch.name).toBe('custom');
+    expect(set.resolve()).toBe(set.launch);
+    expect(set.find('custom')).toBeUndefined();
+    expect(set.find('alpha')?.home).toBe(path.join(root, 'profiles', 'alpha'));
+    expect(set.servedProfiles()).toEqual(['custom', 'alpha', 'default']);
   });
 
   it('refuses a profile whose .env cannot be read, saying so without its content', async () => {

@@ -10,6 +10,7 @@ import {
   normalizeProfileName,
   PROFILE_NAME_PATTERN,
   readEnvFile,
+  validateProfileName,
 } from '@hermes/config';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import {
@@ -60,7 +61,7 @@ export interface ProfileRuntimeSet {
   readonly root: string;
   readonly serve: ProfileServing;
   /**
-   * The runtime for `name` (blank or undefined: the launch profile). Throws `AgentError`
+   * The runtime for `name` (undefined: the launch profile). Throws `AgentError`
    * `profile_not_served` saying why (invalid name, not found, not served, unreadable `.env`).
    */
   resolve(name?: string | undefined): ProfileRuntime;
@@ -180,14 +181,18 @@ class ProfileRuntimeSetImpl implements ProfileRuntimeSet {
   }
 
   resolve(name?: string | undefined): ProfileRuntime {
-    const trimmed = name?.trim();
-    if (!trimmed) return this.launch;
+    if (name === undefined) return this.launch;
+    let normalized: string;
+    try {
+      normalized = validateProfileName(name);
+    } catch (error) {
+      throw notServed(error instanceof Error ? error.message : String(error), error);
+    }
     if (this.serve === 'launch') {
       // Self-referential names work like no name; anything unprovable is refused.
-      if (this.#namesLaunch(trimmed)) return this.launch;
-      throw notServed(AGENT_ERROR_MESSAGES.profileNotServed(trimmed));
+      if (this.#namesLaunch(normalized)) return this.launch;
+      throw notServed(AGENT_ERROR_MESSAGES.profileNotServed(normalized));
     }
-    const normalized = normalizeProfileName(trimmed);
     const existing = this.#runtimes.get(normalized);
     if (existing && this.#stillServed(normalized)) return existing;
     const home = this.#homeOf(normalized);
@@ -223,9 +228,12 @@ class ProfileRuntimeSetImpl implements ProfileRuntimeSet {
     }
   }
 
-  /** Multiplex: a parked or removed profile stops being served even once built. */
+  /**
+   * Multiplex: a parked or removed profile stops being served even once built — the launch
+   * profile included (the bare route still serves it; a prefix must be in the served set).
+   */
   #stillServed(name: string): boolean {
-    if (this.serve !== 'multiplex' || name === this.launch.name) return true;
+    if (this.serve !== 'multiplex') return true;
     try {
       return this.#servedSet().has(name);
     } catch {
@@ -236,8 +244,6 @@ class ProfileRuntimeSetImpl implements ProfileRuntimeSet {
   /** The home of a profile this set serves; throws `profile_not_served` otherwise. */
   #homeOf(name: string): string {
     if (this.serve === 'multiplex') {
-      if (!PROFILE_NAME_PATTERN.test(name))
-        throw notServed(AGENT_ERROR_MESSAGES.profileNotServed(name));
       let served: ReadonlySet<string>;
       try {
         served = this.#servedSet();
@@ -248,12 +254,7 @@ class ProfileRuntimeSetImpl implements ProfileRuntimeSet {
       if (name === this.launch.name) return this.launch.home;
       return name === DEFAULT_PROFILE_NAME ? this.root : path.join(this.root, 'profiles', name);
     }
-    let home: string;
-    try {
-      home = getProfileDir(name, this.root);
-    } catch (error) {
-      throw notServed(error instanceof Error ? error.message : String(error), error);
-    }
+    const home = getProfileDir(name, this.root);
     if (name !== DEFAULT_PROFILE_NAME && !isDirectory(home))
       throw notServed(AGENT_ERROR_MESSAGES.profileNotFound(name));
     return home;

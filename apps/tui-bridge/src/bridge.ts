@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { ApprovalDecision, ApprovalRequest } from '@hermes/agent';
+import {
+  AgentError,
+  type ApprovalDecision,
+  type ApprovalRequest,
+  createProfileRuntimeSet,
+  type ProfileRuntime,
+  type ProfileRuntimeSet,
+} from '@hermes/agent';
 import { getProcessHermesHome } from '@hermes/config';
 import type { SessionRecord, SessionStore } from '@hermes/session-store';
 import { SHUTDOWN_END_REASON } from './constants.js';
@@ -8,13 +15,14 @@ import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES, RpcError } from './contract/error-
 import { METHOD_NAMES } from './contract/methods.js';
 import { createMethodTable } from './methods/index.js';
 import { Connection, type MethodTable, type Transport } from './rpc/connection.js';
-import { agentDelegation, startCompletionDelivery } from './runtime/agent-delegation.js';
+import { agentDelegation, completionDelivery } from './runtime/agent-delegation.js';
 import type { DelegationSupport } from './runtime/delegation-support.js';
 import { LiveSession } from './runtime/live-session.js';
-import { ProfileRegistry } from './runtime/profile-registry.js';
-import type { ProfileRuntime } from './runtime/profile-runtime.js';
 import { startTurn } from './runtime/turns.js';
 import { BRIDGE_VERSION } from './version.js';
+
+/** The surface the bridge's agents run under (`platform_toolsets.tui`, `hermes-tui`). */
+export const TUI_PLATFORM = 'tui';
 
 /** Who the bridge serves: a terminal UI, or a desktop app that owns hidden (Bot Mode) sessions. */
 export type BridgeSurface = 'tui' | 'desktop';
@@ -34,7 +42,8 @@ export interface BridgeOptions {
  * WebSocket) create connections with `connect()`; everything else is here and in `methods/`.
  */
 export class Bridge {
-  readonly registry: ProfileRegistry;
+  /** The launch profile and, on request, any other profile under the same root (its own `.env`). */
+  readonly registry: ProfileRuntimeSet;
   readonly surface: BridgeSurface;
   readonly sessions = new Map<string, LiveSession>();
   readonly connections = new Set<Connection>();
@@ -48,11 +57,22 @@ export class Bridge {
   constructor(options: BridgeOptions = {}) {
     this.surface = options.surface ?? 'tui';
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    this.registry = new ProfileRegistry({
-      home: options.home ?? getProcessHermesHome(),
-      approve: (request, signal) => this.#requestApproval(request, signal),
-      warn: (message) => this.log(message),
-      onRegistry: (runtime, registry) => startCompletionDelivery(this, runtime, registry),
+    this.registry = createProfileRuntimeSet({
+      serve: 'existing',
+      launch: { home: options.home ?? getProcessHermesHome() },
+      runtime: {
+        platform: TUI_PLATFORM,
+        approve: (request, signal) => this.#requestApproval(request, signal),
+        logger: {
+          info: () => {},
+          warn: (details, message) => {
+            const error = details.err instanceof Error ? `: ${details.err.message}` : '';
+            this.log(`[${String(details.profile)}] ${message}${error}`);
+          },
+        },
+        // Completions come back into the live session that owns them, as a turn, when idle.
+        onRegistry: (_registry, runtime) => completionDelivery(this, runtime),
+      },
     });
     this.delegation = agentDelegation();
     this.#methods = createMethodTable(this, { botRelay: options.botRelay ?? {} });
@@ -107,6 +127,17 @@ export class Bridge {
   #disconnect(connection: Connection): void {
     this.connections.delete(connection);
     for (const session of this.sessions.values()) session.detach(connection);
+  }
+
+  /** The runtime of profile `name` (default: the launch profile); 4003 for a name that is not a profile. */
+  profile(name: string | undefined): ProfileRuntime {
+    try {
+      return this.registry.resolve(name);
+    } catch (error) {
+      if (AgentError.isInstance(error) && error.code === 'profile_not_served')
+        throw new RpcError(RPC_ERROR_CODES.profileNotFound, error.message);
+      throw error;
+    }
   }
 
   /** The live session `id`, attached to `connection` or not; 4001 when unknown. */
@@ -185,11 +216,9 @@ export class Bridge {
       });
       return;
     }
-    for (const hook of this.idleHooks) hook(session);
+    // Idle with nothing queued: a completion owed to this session may come in now.
+    session.runtime.notifyIdle(session.storedSessionId);
   }
-
-  /** Called when a session is idle with nothing queued (completion delivery plugs in here). */
-  readonly idleHooks: ((session: LiveSession) => void)[] = [];
 
   async #requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     const session = [...this.sessions.values()].find(

@@ -1,4 +1,5 @@
-export { Bridge, type BridgeOptions, type BridgeSurface } from './bridge.js';
+export { Bridge, type BridgeOptions, type BridgeSurface, TUI_PLATFORM } from './bridge.js';
+export { type BridgeCliOptions, runBridgeCli } from './cli.js';
 export {
   CLOSE_END_REASON,
   DEFAULT_DRAIN_TIMEOUT_MS,

@@ -17,7 +17,10 @@ export interface RunningStdioBridge {
   readonly bridge: Bridge;
   /** Settles once the input has ended, running turns finished (or were interrupted) and stores closed. */
   readonly done: Promise<void>;
-  /** Stops now: running turns get `drainTimeoutMs` (default 0) and are interrupted after. */
+  /**
+   * Stops now: stops reading the input, running turns get `drainTimeoutMs` (default 0) and are
+   * interrupted after.
+   */
   close(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
 
@@ -28,7 +31,7 @@ export interface RunningStdioBridge {
  */
 export function runBridge(options: RunBridgeOptions = {}): RunningStdioBridge {
   const bridge = new Bridge(options);
-  const { ended } = serveStdio({
+  const { ended, detach } = serveStdio({
     bridge,
     input: options.stdin ?? process.stdin,
     output: options.stdout ?? process.stdout,
@@ -39,7 +42,11 @@ export function runBridge(options: RunBridgeOptions = {}): RunningStdioBridge {
   return {
     bridge,
     done,
-    close: (closeOptions) => bridge.close(closeOptions),
+    close: (closeOptions) => {
+      // Stop reading the front end first: an open stdin must not keep a stopped bridge alive.
+      detach();
+      return bridge.close(closeOptions);
+    },
   };
 }
 

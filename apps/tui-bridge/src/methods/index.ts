@@ -1,6 +1,6 @@
+import type { ProfileRuntime } from '@hermes/agent';
 import type { Bridge } from '../bridge.js';
 import type { MethodHandler, MethodTable } from '../rpc/connection.js';
-import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 import { botRelayMethods } from './bot-relay-methods.js';
 import { profileMethods } from './profile-methods.js';
 import { promptMethods } from './prompt-methods.js';
@@ -17,7 +17,7 @@ function profileOf(bridge: Bridge, params: unknown): ProfileRuntime {
   }
   if (typeof fields.profile === 'string') {
     try {
-      return bridge.registry.resolve(fields.profile);
+      return bridge.profile(fields.profile);
     } catch {
       // An unknown profile: the handler answers 4003 itself.
     }

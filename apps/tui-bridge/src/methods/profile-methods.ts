@@ -1,11 +1,11 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { ProfileRuntime } from '@hermes/agent';
 import { listProfiles } from '@hermes/config';
 import type { Bridge } from '../bridge.js';
 import { DENIED_TITLE_SOURCES } from '../constants.js';
 import { RPC_ERROR_CODES, RpcError } from '../contract/error-codes.js';
 import type { MethodResult } from '../contract/methods.js';
-import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 import { summaryOf } from './session-methods.js';
 
 /** Avatar files a profile home may hold (what `has_avatar` looks for). */
@@ -72,7 +72,7 @@ export function profileMethods(bridge: Bridge) {
         // Taken before reading: a change made while this call reads shows up as a new fingerprint.
         const key = fingerprint(bridge, homes);
         for (const info of infos) {
-          const runtime = bridge.registry.resolve(info.name);
+          const runtime = bridge.profile(info.name);
           let lastSession: ProfileEntry['last_session'] = null;
           let canonical: ProfileEntry['canonical_session'] = null;
           let files: string[] = [];

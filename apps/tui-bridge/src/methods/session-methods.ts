@@ -1,8 +1,8 @@
+import type { ProfileRuntime } from '@hermes/agent';
 import {
   BOT_CHAT_TITLE,
-  MESSAGES_MAX_LIMIT,
-  type MessageRecord,
   messageResponse,
+  readAllMessages,
   type SessionListItem,
   type SessionRecord,
   type SessionStore,
@@ -18,7 +18,6 @@ import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES, RpcError } from '../contract/error
 import type { MethodParams, MethodResult } from '../contract/methods.js';
 import type { CallContext } from '../rpc/connection.js';
 import type { LiveSession } from '../runtime/live-session.js';
-import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 
 type Summary = MethodResult<'session.list'>['sessions'][number];
 
@@ -55,18 +54,6 @@ export function summaryOf(
     unread: extra.unread,
     live_session_id: live?.id ?? null,
   };
-}
-
-/** Every active message of one stored session, oldest first, projected for clients. */
-export function transcriptOf(store: SessionStore, sessionId: string): MessageRecord[] {
-  const rows: MessageRecord[] = [];
-  let cursor = 0;
-  for (;;) {
-    const page = store.getMessages(sessionId, { afterId: cursor, limit: MESSAGES_MAX_LIMIT });
-    rows.push(...page);
-    if (page.length < MESSAGES_MAX_LIMIT) return rows;
-    cursor = page[page.length - 1]?.id ?? cursor;
-  }
 }
 
 function liveView(session: LiveSession): MethodResult<'session.create'> {
@@ -108,7 +95,7 @@ export function sessionMethods(bridge: Bridge) {
 
   return {
     async 'session.create'(params: MethodParams<'session.create'>, context: CallContext) {
-      const runtime = bridge.registry.resolve(params.profile);
+      const runtime = bridge.profile(params.profile);
       if (bridge.closing)
         throw new RpcError(RPC_ERROR_CODES.sessionBusy, 'the bridge is shutting down');
       let row: SessionRecord;
@@ -138,7 +125,7 @@ export function sessionMethods(bridge: Bridge) {
     async 'session.list'(
       params: MethodParams<'session.list'>,
     ): Promise<MethodResult<'session.list'>> {
-      const runtime = bridge.registry.resolve(params.profile);
+      const runtime = bridge.profile(params.profile);
       try {
         const store = await runtime.store();
         if (params.title !== undefined) {
@@ -173,7 +160,7 @@ export function sessionMethods(bridge: Bridge) {
       if (session) {
         store = await session.runtime.store();
       } else {
-        const runtime = bridge.registry.resolve(params.profile);
+        const runtime = bridge.profile(params.profile);
         try {
           store = await runtime.store();
         } catch (error) {
@@ -195,7 +182,7 @@ export function sessionMethods(bridge: Bridge) {
         if (tip && tip.endedAt !== null && !session.running) await store.reopenSession(tip.id);
       }
       const attached = session;
-      const messages = transcriptOf(store, session.storedSessionId).map((row) =>
+      const messages = readAllMessages(store, session.storedSessionId).map((row) =>
         messageResponse(row),
       );
       // After the reply, in one synchronous step: the running turn's events so far (marked

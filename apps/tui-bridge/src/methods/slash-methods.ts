@@ -7,6 +7,7 @@ import {
   REVIEW_SESSION_BUSY_MESSAGE,
   startReview,
 } from '@hermes/review-engine';
+import { readAllMessages } from '@hermes/session-store';
 import type { Bridge } from '../bridge.js';
 import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES, RpcError } from '../contract/error-codes.js';
 import type { MethodParams, MethodResult } from '../contract/methods.js';
@@ -14,7 +15,6 @@ import type { LiveSession } from '../runtime/live-session.js';
 import { findSkill } from '../runtime/skills.js';
 import { withUiSession } from '../runtime/ui-scope.js';
 import { BRIDGE_VERSION } from '../version.js';
-import { transcriptOf } from './session-methods.js';
 
 /** Commands that change what the agent is asked: `slash.exec` forwards them to `command.dispatch`. */
 export const PENDING_INPUT_COMMANDS: ReadonlySet<string> = new Set([
@@ -78,7 +78,7 @@ export function slashMethods(bridge: Bridge) {
 
   async function history(session: LiveSession): Promise<string> {
     const store = await session.runtime.store();
-    const rows = transcriptOf(store, session.storedSessionId).filter(
+    const rows = readAllMessages(store, session.storedSessionId).filter(
       (row) =>
         (row.role === 'user' || row.role === 'assistant') &&
         (row.content ?? '').trim() !== '' &&
@@ -95,7 +95,7 @@ export function slashMethods(bridge: Bridge) {
     if (session.running || session.busy) return REVIEW_SESSION_BUSY_MESSAGE;
     const store = await session.runtime.store();
     const tip = session.storedSessionId;
-    const rows = transcriptOf(store, tip);
+    const rows = readAllMessages(store, tip);
     if (rows.length === 0) return REVIEW_NOTHING_YET_MESSAGE;
     const delegation = bridge.delegation;
     if (!delegation) return RPC_ERROR_MESSAGES.delegationUnavailable;
@@ -303,7 +303,7 @@ export function slashMethods(bridge: Bridge) {
         if (session.running)
           throw new RpcError(RPC_ERROR_CODES.sessionBusy, RPC_ERROR_MESSAGES.sessionBusy);
         const store = await session.runtime.store();
-        const last = transcriptOf(store, session.storedSessionId)
+        const last = readAllMessages(store, session.storedSessionId)
           .filter(
             (row) =>
               row.role === 'user' &&

@@ -1,19 +1,18 @@
 import {
   AgentError,
   type AsyncDelegationEvent,
-  type AsyncDelegationRegistry,
-  createCompletionDelivery,
   createDelegationRail,
   delegateTask,
   formatAsyncDelegation,
   ownsCompletion,
+  type ProfileDeliveryOptions,
+  type ProfileRuntime,
   type RunTurnOptions,
   type TurnResult,
 } from '@hermes/agent';
 import type { Bridge } from '../bridge.js';
 import type { DelegationSupport, SubagentView } from './delegation-support.js';
 import type { LiveSession } from './live-session.js';
-import type { ProfileRuntime } from './profile-runtime.js';
 import { startTurn } from './turns.js';
 
 /** How often the ledger is checked for completions other processes owe this bridge (ms). */
@@ -60,8 +59,12 @@ function sessionFor(
   );
 }
 
-/** Runs an injected completion turn through the bridge's own turn runner (events, replay, state). */
-function runDeliveryTurn(
+/**
+ * Runs an injected completion turn through the bridge's own turn runner (events, replay, state).
+ * Without `options.message` (after a crash, the completion was stored but never answered) the
+ * turn answers what is already stored and adds no message of its own.
+ */
+export function runDeliveryTurn(
   bridge: Bridge,
   session: LiveSession,
   options: RunTurnOptions,
@@ -76,7 +79,7 @@ function runDeliveryTurn(
   }
   return new Promise<TurnResult>((resolve, reject) => {
     startTurn(session, {
-      text: options.message ?? '',
+      ...(options.message !== undefined ? { text: options.message } : {}),
       origin: 'delegation',
       ...(options.displayKind ? { displayKind: options.displayKind } : {}),
       ...(options.onMessageStored ? { onMessageStored: options.onMessageStored } : {}),
@@ -91,14 +94,16 @@ function runDeliveryTurn(
   });
 }
 
-/** Starts completion delivery for one profile's registry; returns how to stop it. */
-export function startCompletionDelivery(
+/**
+ * How one profile's completions come back: into the live session that owns them, as a new turn
+ * of the bridge's own turn runner, only while that session is idle with nothing queued. The
+ * profile runtime runs the delivery (`onRegistry`); the bridge tells it when a session idles.
+ */
+export function completionDelivery(
   bridge: Bridge,
   runtime: ProfileRuntime,
-  registry: AsyncDelegationRegistry,
-): () => Promise<void> {
-  const delivery = createCompletionDelivery({
-    registry,
+): ProfileDeliveryOptions {
+  return {
     pollMs: COMPLETION_POLL_MS,
     owner: (event) => ownerOf(bridge, runtime, event)?.storedSessionId,
     isIdle: (sessionId) => {
@@ -129,25 +134,6 @@ export function startCompletionDelivery(
       }
       return runDeliveryTurn(bridge, session, options);
     },
-    onError: (error, event) => {
-      bridge.log(
-        `completion ${event.delegation_id}: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    },
-  });
-  const hook = (session: LiveSession) => {
-    if (session.runtime === runtime) delivery.notifyIdle(session.storedSessionId);
-  };
-  bridge.idleHooks.push(hook);
-  delivery.start().catch((error: unknown) => {
-    bridge.log(
-      `completion delivery could not start: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  });
-  return async () => {
-    const index = bridge.idleHooks.indexOf(hook);
-    if (index !== -1) bridge.idleHooks.splice(index, 1);
-    await delivery.stop();
   };
 }
 

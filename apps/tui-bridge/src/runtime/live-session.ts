@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { ApprovalDecision } from '@hermes/agent';
+import type { ApprovalDecision, ProfileRuntime } from '@hermes/agent';
 import { EVENT_METHOD, type EventEnvelope } from '../contract/envelope.js';
 import type { EventPayload, EventType } from '../contract/events.js';
 import type { Connection } from '../rpc/connection.js';
-import type { ProfileRuntime } from './profile-runtime.js';
 
 /** Events of one running turn kept for replay to a front end that (re)attaches mid-turn. */
 export const MAX_REPLAY_EVENTS = 20_000;

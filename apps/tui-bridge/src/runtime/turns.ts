@@ -11,7 +11,11 @@ import type { LiveSession, RunningTurn, TurnOrigin } from './live-session.js';
 import { withUiSession } from './ui-scope.js';
 
 export interface StartTurnOptions {
-  readonly text: string;
+  /**
+   * The user message stored before the model is called. Absent only for a delivered completion
+   * that was stored before a crash and never answered: the turn answers what is stored.
+   */
+  readonly text?: string;
   readonly origin: TurnOrigin;
   /** Stored `display_kind` of the message (a re-entered delegation result). */
   readonly displayKind?: string;
@@ -200,7 +204,7 @@ export function startTurn(session: LiveSession, options: StartTurnOptions): Prom
         withUiSession(identity, () =>
           agent.runTurn({
             sessionId: session.storedSessionId,
-            message: options.text,
+            ...(options.text !== undefined ? { message: options.text } : {}),
             signal: turn.controller.signal,
             onEvent,
             origin: { sessionKey: session.conversationId, uiSessionId: session.id },

@@ -13,11 +13,14 @@ export interface StdioServeOptions {
 
 /**
  * Serves one front end over a byte stream pair: one JSON-RPC message per line in, one per line
- * out. Resolves when the input ends (the front end went away or closed its end).
+ * out. `ended` resolves when the input ends (the front end went away or closed its end), or once
+ * `detach()` stopped reading it (the bridge is being stopped; the input is paused, so an open
+ * stdin no longer keeps the process alive).
  */
 export function serveStdio(options: StdioServeOptions): {
   connection: Connection;
   ended: Promise<void>;
+  detach(): void;
 } {
   const { bridge, input, output } = options;
   const maxBytes = options.maxLineBytes ?? MAX_MESSAGE_BYTES;
@@ -35,8 +38,12 @@ export function serveStdio(options: StdioServeOptions): {
     onLine: (line) => void connection.receive(line),
     onOverflow: () => connection.rejectOversized(maxBytes),
   });
+  let detach = () => {};
   const ended = new Promise<void>((resolve) => {
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       input.off('data', onData);
       splitter.end();
       // Give in-flight requests of the last lines a chance to answer before detaching.
@@ -51,7 +58,11 @@ export function serveStdio(options: StdioServeOptions): {
     input.once('end', finish);
     input.once('close', finish);
     input.once('error', finish);
+    detach = () => {
+      finish();
+      input.pause();
+    };
   });
   bridge.announce(connection);
-  return { connection, ended };
+  return { connection, ended, detach: () => detach() };
 }

@@ -11,10 +11,9 @@ import {
   writeModelConfig,
 } from './bridge-client.js';
 
-const fixture = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  'fixtures',
-  'crash-before-ack.ts',
+// The crashing surface lives with the agent's test fixtures (the gateway's restart test uses it too).
+const fixture = fileURLToPath(
+  new URL('../../../packages/agent/test/fixtures/crash-before-ack.ts', import.meta.url),
 );
 
 type Stored = { role: string; content: string | null };
@@ -38,7 +37,7 @@ describe('a completion stored before a crash but never answered', () => {
     await writeModelConfig(home.path, server.baseUrl);
     const crashed = await spawnProcess({
       command: process.execPath,
-      args: [...workspaceSourceNodeArgs(), fixture, home.path],
+      args: [...workspaceSourceNodeArgs(), fixture, home.path, 'tui'],
       env: bridgeEnv(home.path),
       readyLine: /SESSION (\S+)/,
       readyTimeoutMs: 30_000,

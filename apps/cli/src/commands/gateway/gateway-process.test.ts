@@ -1,10 +1,26 @@
-import { DEFAULT_DRAIN_TIMEOUT_S } from '@hermes/gateway';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DEFAULT_RESTART_DRAIN_TIMEOUT_S } from '@hermes/config';
+import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { argsOf, GATEWAY_DEFAULT_DRAIN_TIMEOUT_S, gatewayArgs } from './gateway-process.js';
+import { argsOf, drainSecondsFor, gatewayArgs } from './gateway-process.js';
 
 describe('gateway process helpers', () => {
-  it("uses the gateway's own drain default", () => {
-    expect(GATEWAY_DEFAULT_DRAIN_TIMEOUT_S).toBe(DEFAULT_DRAIN_TIMEOUT_S);
+  it("sizes a stop by the gateway's --drain-timeout, else restart_drain_timeout, else the shared default", async () => {
+    const home = (await tempHome()).path;
+    expect(await drainSecondsFor(home, null)).toBe(DEFAULT_RESTART_DRAIN_TIMEOUT_S);
+    await writeFile(path.join(home, 'config.yaml'), 'gateway:\n  restart_drain_timeout: 12\n');
+    expect(await drainSecondsFor(home, null)).toBe(12);
+    expect(
+      await drainSecondsFor(home, [
+        '/usr/bin/node',
+        '/x/gateway/dist/bin.js',
+        '--drain-timeout',
+        '4',
+      ]),
+    ).toBe(4);
+    await writeFile(path.join(home, 'config.yaml'), 'model: [unclosed\n');
+    expect(await drainSecondsFor(home, null)).toBe(DEFAULT_RESTART_DRAIN_TIMEOUT_S);
   });
 
   it('passes the gateway options through and reads them back from a command line', () => {

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { coerceNumber, loadConfig, readGatewayKey } from '@hermes/config';
+import {
+  DEFAULT_RESTART_DRAIN_TIMEOUT_S,
+  loadConfig,
+  resolveRestartDrainTimeout,
+} from '@hermes/config';
 import {
   getRunningPid,
   type IdentifyResult,
@@ -31,13 +35,6 @@ export function gatewayBinPath(): string {
   const relative = bin?.['hermes-gateway'] ?? 'dist/bin.js';
   return path.join(path.dirname(manifest), relative);
 }
-
-/**
- * The gateway's drain default when `restart_drain_timeout` is unset: the value of
- * `DEFAULT_DRAIN_TIMEOUT_S` in `@hermes/gateway` (a test checks they agree). Importing the
- * gateway for one number would load its whole server.
- */
-export const GATEWAY_DEFAULT_DRAIN_TIMEOUT_S = 30;
 
 /** `--port`, `--host`, `--log-level`, `--drain-timeout` as the gateway takes them. */
 export function gatewayArgs(options: CommandOptions): string[] {
@@ -106,17 +103,10 @@ export async function drainSecondsFor(
     if (Number.isFinite(value) && value >= 0) return value;
   }
   try {
-    const { raw } = loadConfig({ home });
-    return coerceNumber(
-      readGatewayKey(raw, 'restart_drain_timeout'),
-      GATEWAY_DEFAULT_DRAIN_TIMEOUT_S,
-      {
-        min: 0,
-        max: 86_400,
-      },
-    );
+    // The gateway drains with the same knob, resolved by the same function.
+    return resolveRestartDrainTimeout(loadConfig({ home }).raw);
   } catch {
-    return GATEWAY_DEFAULT_DRAIN_TIMEOUT_S;
+    return DEFAULT_RESTART_DRAIN_TIMEOUT_S;
   }
 }
 

@@ -2,7 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createDelegationRail } from '@hermes/agent';
+import {
+  createDelegationRail,
+  createProfileRuntimeSet,
+  type ProfileRuntime,
+  profileServingOf,
+} from '@hermes/agent';
 import { ArtifactStoreCache } from '@hermes/artifact-store';
 import {
   createBrowserControlUpgradeHandler,
@@ -12,14 +17,13 @@ import {
 import {
   applyEnvFile,
   ConfigParseError,
-  coerceNumber,
   createConfigReader,
   getActiveProfileName,
   getProcessHermesHome,
   HermesConfigError,
   type LoadedConfig,
   loadConfig,
-  readGatewayKey,
+  resolveRestartDrainTimeout,
 } from '@hermes/config';
 import {
   type CodeIdentity,
@@ -60,16 +64,18 @@ import { readGatewayPlatformKnobs } from './platforms/platform-settings.js';
 import { touchCleanShutdown, writeRestartPending } from './restart/markers.js';
 import { waitBounded } from './restart/restore-gate.js';
 import { ActiveTurns } from './runtime/active-turns.js';
-import { ProfileRegistry } from './runtime/profile-registry.js';
-import { type DelegationWiring, ProfileRuntime } from './runtime/profile-runtime.js';
+import {
+  API_SERVER_PLATFORM,
+  type DelegationWiring,
+  gatewayDelivery,
+  servedProfile,
+} from './runtime/profiles.js';
 import { ResponseStore } from './runtime/response-store.js';
 import { RunRegistry } from './runtime/run-registry.js';
 import { SlashCommands } from './runtime/slash-commands.js';
 import { runTurn, type TurnOutcome, type TurnRequest } from './runtime/turn-runner.js';
 import { GATEWAY_VERSION } from './version.js';
 
-/** Seconds running turns get to finish on SIGTERM/SIGINT before they are interrupted. */
-export const DEFAULT_DRAIN_TIMEOUT_S = 30;
 /** After the interrupt, how long turns get to store what they have. */
 export const POST_INTERRUPT_GRACE_S = 5;
 /** Keep-alive comment period of `/api/sessions/:id/chat/stream` (the reference's 10 s). */
@@ -218,10 +224,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       GATEWAY_EXIT_CODES.fatalConfig,
     );
   }
-  const drainRaw = readGatewayKey(loaded.raw, 'restart_drain_timeout');
   const drainTimeoutS =
     options.drainTimeoutS ??
-    coerceNumber(drainRaw, DEFAULT_DRAIN_TIMEOUT_S, { min: 0, max: 86_400 });
+    resolveRestartDrainTimeout(loaded.raw, (message) => logger.warn(message));
 
   // 2. Claim the home.
   const claim = await claimPidFile({ home });
@@ -266,7 +271,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       pending: registry.runtimes().reduce((sum, runtime) => sum + runtime.pendingCompletions, 0),
       running: registry
         .runtimes()
-        .reduce((sum, runtime) => sum + (runtime.delegations?.running ?? 0), 0),
+        .reduce((sum, runtime) => sum + (runtime.registryIfOpen?.running ?? 0), 0),
     }),
     activeTurns: () => turns.size,
     loopDelay: () => loopDelay.read(),
@@ -297,7 +302,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         await observedTurn({
           runtime,
           sessionId: options.sessionId,
-          message: options.message ?? '',
+          // None after a crash: the completion is stored already and only needs its answer.
+          message: options.message,
           kind: 'delegation',
           displayKind: options.displayKind,
           ephemeralSystemNote: options.ephemeralSystemNote,
@@ -312,32 +318,44 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     },
   };
 
-  // 3. State.
+  // 3. State: the profiles served, each with its store, delegation registry and agents.
   const profileName = getActiveProfileName(home);
-  const multiplex = config.gateway.multiplexProfiles;
-  const primary = new ProfileRuntime({
-    name: profileName,
-    home,
-    // Under multiplex every profile runs in a scope with its own secrets; the launch profile's
-    // are the process environment (its .env already applied).
-    secrets: multiplex ? secretsOf(env) : undefined,
-    logger,
-    delegation,
+  const serving = profileServingOf(config.gateway);
+  const multiplex = serving.serve === 'multiplex';
+  const registry = createProfileRuntimeSet({
+    ...serving,
+    launch: {
+      home,
+      name: profileName,
+      // Under multiplex every profile runs in a scope with its own secrets; the launch profile's
+      // are the process environment (its .env already applied).
+      secrets: multiplex ? secretsOf(env) : undefined,
+    },
+    runtime: {
+      platform: API_SERVER_PLATFORM,
+      logger,
+      // Completions re-enter their sessions through the gateway's own turn runner.
+      onRegistry: (_registry, runtime) => gatewayDelivery(runtime, delegation),
+    },
+    // The profile's secrets go to the log scrubber before anything can log them.
+    onCreate: (runtime) => scrubProfileSecrets(logs, runtime),
   });
+  const primary = registry.launch;
   try {
     await primary.store();
   } catch (error) {
     await writeStatus({ gatewayState: 'startup_failed', exitReason: 'session_store_unavailable' });
+    await registry.close().catch(() => {});
     await unwind();
     throw new GatewayStartError(
       `state.db cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
       GATEWAY_EXIT_CODES.failure,
     );
   }
-  cleanups.push(() => primary.close());
+  cleanups.push(() => registry.close());
   // The delegation ledger: completions a previous run owed are restored before anything is
   // sent, then delivered as new turns of their sessions (in the background, when idle).
-  await primary.delegationsReady();
+  await primary.deliveryReady();
 
   // 4. Liveness.
   let watchdog: LoopWatchdog | undefined;
@@ -354,32 +372,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   cleanups.push(() => loopDelay.stop());
 
   // Runtime pieces the control socket and the HTTP server share.
-  const registry = new ProfileRegistry({
-    primary,
-    multiplex,
-    allowlist: config.gateway.multiplexProfileAllowlist,
-    logger,
-    onCreate: (runtime) => {
-      const secrets = runtime.secrets ?? {};
-      logs.scrubber.addFromEnvironment(secrets);
-      try {
-        const profileConfig = runtime.config().config;
-        logs.scrubber.add(profileConfig.apiServer.key, profileConfig.model.apiKey);
-        for (const provider of [
-          ...Object.values(profileConfig.providers),
-          ...profileConfig.customProviders,
-        ])
-          logs.scrubber.add(
-            provider.apiKey,
-            provider.keyEnv ? secrets[provider.keyEnv] : undefined,
-          );
-      } catch {
-        // A profile whose config does not parse has no keys in use yet.
-      }
-    },
-    delegation,
-  });
-  cleanups.push(() => registry.close());
   let platformsRef: PlatformService | undefined;
   const liveStatus = () => {
     const delay = loopDelay.read();
@@ -396,7 +388,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
           .reduce((sum, runtime) => sum + runtime.pendingCompletions, 0),
         delegations_running: registry
           .runtimes()
-          .reduce((sum, runtime) => sum + (runtime.delegations?.running ?? 0), 0),
+          .reduce((sum, runtime) => sum + (runtime.registryIfOpen?.running ?? 0), 0),
       },
       event_loop_delay_p99_ms: delay.p99Ms,
       event_loop_delay_max_ms: delay.maxMs,
@@ -443,9 +435,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const flags = flagsFromConfigReader(createConfigReader({ home }));
   const artifactStores = new ArtifactStoreCache({
     resolveProfileHome: (profile) => {
-      const resolution = registry.resolve(profile === primary.name ? undefined : profile);
-      if (!resolution.ok) throw new Error(`profile ${profile} is not served`);
-      return resolution.runtime.home;
+      const runtime = servedProfile(registry, profile);
+      if (!runtime) throw new Error(`profile ${profile} is not served`);
+      return runtime.home;
     },
     onStoreCreated: (profile, artifactStore) => broker.attachArtifactStore(artifactStore, profile),
   });
@@ -534,9 +526,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     runTurn: observedTurn,
     resolveWebhookProfile: (prefix) => {
       if (prefix === undefined) return primary.name;
-      const resolution = registry.resolve(prefix === primary.name ? undefined : prefix);
       // Routes run in the launch profile's scope: another served profile's prefix is refused.
-      return resolution.ok && resolution.runtime === primary ? primary.name : null;
+      return servedProfile(registry, prefix) === primary ? primary.name : null;
     },
     requestExit: (code, reason) => {
       logger.error({ code, reason }, 'gateway exiting for the service manager');
@@ -721,6 +712,23 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       return platforms.webhookUrl;
     },
   };
+}
+
+/** Adds a profile's keys (its `.env`, the keys its config names) to the log scrubber. */
+function scrubProfileSecrets(logs: GatewayLogger, runtime: ProfileRuntime): void {
+  const secrets = runtime.secrets ?? {};
+  logs.scrubber.addFromEnvironment(secrets);
+  try {
+    const profileConfig = runtime.config().config;
+    logs.scrubber.add(profileConfig.apiServer.key, profileConfig.model.apiKey);
+    for (const provider of [
+      ...Object.values(profileConfig.providers),
+      ...profileConfig.customProviders,
+    ])
+      logs.scrubber.add(provider.apiKey, provider.keyEnv ? secrets[provider.keyEnv] : undefined);
+  } catch {
+    // A profile whose config does not parse has no keys in use yet.
+  }
 }
 
 function secretsOf(env: NodeJS.ProcessEnv): Record<string, string> {

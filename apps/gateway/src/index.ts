@@ -1,7 +1,6 @@
 export {
   API_STREAM_KEEPALIVE_MS,
   CHAT_STREAM_KEEPALIVE_MS,
-  DEFAULT_DRAIN_TIMEOUT_S,
   type GatewayOptions,
   GatewayStartError,
   isLoopbackHost,

@@ -1,7 +1,7 @@
+import type { ProfileRuntimeSet } from '@hermes/agent';
 import { coerceBoolean, coerceNumber } from '@hermes/config';
 import { cleanupBotRelayArtifacts } from '@hermes/session-store';
 import type { Logger } from 'pino';
-import type { ProfileRegistry } from '../runtime/profile-registry.js';
 import {
   cleanupBotDmCache,
   cleanupMediaCache,
@@ -25,7 +25,7 @@ function section(raw: Record<string, unknown>, key: string): Record<string, unkn
 export function housekeepingJobs(options: {
   readonly home: string;
   readonly raw: Record<string, unknown>;
-  readonly registry: ProfileRegistry;
+  readonly registry: ProfileRuntimeSet;
   readonly logger: Logger;
 }): HousekeepingJob[] {
   const { registry, logger } = options;

@@ -8,6 +8,7 @@ import {
   transportFamilyForPeer,
 } from '@hermes/browser-broker';
 import { type Context, Hono } from 'hono';
+import { profileApiKey, servedProfile } from '../runtime/profiles.js';
 import { assertDeclaredLength } from './body.js';
 import { errorBody, HttpError, renderHttpError } from './errors.js';
 import type { GatewayDeps, GatewayEnv } from './gateway-env.js';
@@ -78,14 +79,14 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   app.use('*', async (context, next) => {
     const split = splitProfilePrefix(context.req.path);
     if (!split) return context.json(PROFILE_REJECTED_BODY, 404);
-    const resolution = deps.registry.resolve(split.profile ?? undefined);
-    if (!resolution.ok) return context.json(PROFILE_REJECTED_BODY, 404);
-    context.set('runtime', resolution.runtime);
+    const runtime = deps.registry.find(split.profile ?? undefined);
+    if (!runtime) return context.json(PROFILE_REJECTED_BODY, 404);
+    context.set('runtime', runtime);
     context.set('prefix', split.profile === null ? '' : `/p/${split.profile}`);
     context.set('routedPath', split.path);
     // Multiplexed profiles run inside their own scope (home + secrets); the launch profile of a
     // single-profile gateway already is the process home.
-    if (deps.registry.multiplex) return resolution.runtime.run(() => next());
+    if (deps.registry.serve === 'multiplex') return runtime.run(() => next());
     await next();
   });
 
@@ -93,7 +94,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     const path = context.get('routedPath');
     if (!path.startsWith('/v1/artifacts/')) assertDeclaredLength(context, deps.maxRequestBytes);
     if (PUBLIC_PATHS.has(path) || ownsAuthentication(path)) return next();
-    const expected = context.get('runtime').apiKey();
+    const expected = profileApiKey(context.get('runtime'));
     if (expected) {
       if (!bearerMatches(context.req.header('authorization'), expected)) {
         throw new HttpError({
@@ -114,10 +115,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   });
 
   const apiKeyFor = (profile: string) => {
-    const resolution = deps.registry.resolve(
-      profile === deps.registry.primary.name ? undefined : profile,
-    );
-    return resolution.ok ? resolution.runtime.apiKey() : undefined;
+    const runtime = servedProfile(deps.registry, profile);
+    return runtime ? profileApiKey(runtime) : undefined;
   };
   const profileOf = (context: Context) => (context as Context<GatewayEnv>).get('runtime').name;
   app.use('*', browserControlIdentityMiddleware({ apiKey: apiKeyFor, profile: profileOf }));
@@ -139,11 +138,9 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       apiKey: apiKeyFor,
       profile: profileOf,
       sessionExists: async ({ profile, sessionId }) => {
-        const resolution = deps.registry.resolve(
-          profile === deps.registry.primary.name ? undefined : profile,
-        );
-        if (!resolution.ok) return false;
-        const store = await resolution.runtime.store();
+        const runtime = servedProfile(deps.registry, profile);
+        if (!runtime) return false;
+        const store = await runtime.store();
         return store.getSession(sessionId) !== undefined;
       },
     }),
@@ -155,7 +152,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       isEnabled: () => deps.flags().enabled,
       authenticate: (context) => {
         const runtime = (context as Context<GatewayEnv>).get('runtime');
-        const expected = runtime.apiKey();
+        const expected = profileApiKey(runtime);
         if (!expected) {
           return {
             ok: false,

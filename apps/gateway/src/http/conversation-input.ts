@@ -6,6 +6,7 @@ import {
 } from '@hermes/session-store';
 import type { Context } from 'hono';
 import * as v from 'valibot';
+import { profileApiKey } from '../runtime/profiles.js';
 import { HttpError } from './errors.js';
 import type { GatewayEnv } from './gateway-env.js';
 import { newApiSessionId, SESSION_ID_PATTERN } from './routes/sessions.js';
@@ -71,7 +72,7 @@ export async function resolveApiSession(
   const runtime = context.get('runtime');
   const sessionId = readSessionHeader(context, SESSION_ID_HEADER);
   const sessionKey = readSessionHeader(context, SESSION_KEY_HEADER);
-  if (sessionKey !== undefined && !runtime.apiKey()) {
+  if (sessionKey !== undefined && !profileApiKey(runtime)) {
     throw new HttpError({
       status: 403,
       code: 'session_key_requires_api_key',

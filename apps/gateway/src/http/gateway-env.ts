@@ -1,10 +1,9 @@
+import type { ProfileRuntime, ProfileRuntimeSet } from '@hermes/agent';
 import type { ArtifactStoreCache } from '@hermes/artifact-store';
 import type { BrowserControlBroker, ExtensionControlFlagSource } from '@hermes/browser-broker';
 import type { HttpBindings } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { ActiveTurns } from '../runtime/active-turns.js';
-import type { ProfileRegistry } from '../runtime/profile-registry.js';
-import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 import type { ResponseStore } from '../runtime/response-store.js';
 import type { RunRegistry } from '../runtime/run-registry.js';
 import type { SlashCommands } from '../runtime/slash-commands.js';
@@ -24,7 +23,8 @@ export type GatewayEnv = {
 
 /** What the routes are built from; one instance per gateway process. */
 export interface GatewayDeps {
-  readonly registry: ProfileRegistry;
+  /** The profiles this gateway serves (the launch profile; under multiplex, the served set). */
+  readonly registry: ProfileRuntimeSet;
   readonly turns: ActiveTurns;
   readonly logger: Logger;
   /** `api_server.max_request_bytes` of the launch profile. */

@@ -1,4 +1,4 @@
-import type { MessageInput, MessageRecord, SessionRecord } from '@hermes/session-store';
+import type { SessionRecord } from '@hermes/session-store';
 
 type SessionLike = SessionRecord & {
   readonly lastActive?: number;
@@ -38,43 +38,5 @@ export function sessionResponse(session: SessionLike) {
     hidden: session.hidden === 1,
     has_system_prompt: session.systemPromptHash !== null,
     has_model_config: session.modelConfig !== null,
-  };
-}
-
-function parseJsonText(value: string | null): unknown {
-  if (value === null) return undefined;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
-/** A stored row as the input that stores it again (fork copies a transcript this way). */
-export function messageInputFromRecord(row: MessageRecord): MessageInput {
-  return {
-    role: row.role as MessageInput['role'],
-    content: row.content,
-    timestamp: row.timestamp,
-    ...(row.toolCalls !== null ? { toolCalls: parseJsonText(row.toolCalls) } : {}),
-    toolCallId: row.toolCallId,
-    toolName: row.toolName,
-    tokenCount: row.tokenCount,
-    finishReason: row.finishReason,
-    reasoning: row.reasoning,
-    reasoningContent: row.reasoningContent,
-    ...(row.reasoningDetails !== null
-      ? { reasoningDetails: parseJsonText(row.reasoningDetails) }
-      : {}),
-    ...(row.codexReasoningItems !== null
-      ? { codexReasoningItems: parseJsonText(row.codexReasoningItems) }
-      : {}),
-    ...(row.codexMessageItems !== null
-      ? { codexMessageItems: parseJsonText(row.codexMessageItems) }
-      : {}),
-    platformMessageId: row.platformMessageId,
-    compressedSummary: row.compressedSummary === 1,
-    displayKind: row.displayKind,
-    apiContent: row.apiContent,
   };
 }

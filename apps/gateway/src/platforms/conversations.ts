@@ -1,9 +1,9 @@
+import type { ProfileRuntime } from '@hermes/agent';
 import type { MessageRecord, SessionStore } from '@hermes/session-store';
 import type { PlatformAdapter } from '@hermes/supervisor';
 import type { Logger } from 'pino';
 import type { RestoreGate } from '../restart/restore-gate.js';
 import type { ActiveTurns } from '../runtime/active-turns.js';
-import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 import type { SlashCommands } from '../runtime/slash-commands.js';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
 import { chatSessionKey, type InboundMessage, type InboundSink, inboundRef } from './inbound.js';
@@ -134,7 +134,7 @@ export class PlatformConversations implements InboundSink {
       userId: entry.userId,
     });
     if (existing) return store.getCompressionTip(existing.id);
-    const agent = await this.#options.runtime.agent(entry.platform);
+    const agent = await this.#options.runtime.agent({ platform: entry.platform });
     const created = await agent.createSession({
       source: entry.platform,
       sessionKey,

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ProfileRuntime } from '@hermes/agent';
 import type { LoadedConfig } from '@hermes/config';
 import type { SessionStore } from '@hermes/session-store';
 import {
@@ -24,7 +25,6 @@ import {
 } from '../restart/markers.js';
 import { RestoreGate, waitBounded } from '../restart/restore-gate.js';
 import type { ActiveTurns } from '../runtime/active-turns.js';
-import type { ProfileRuntime } from '../runtime/profile-runtime.js';
 import type { SlashCommands } from '../runtime/slash-commands.js';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
 import { PlatformConversations } from './conversations.js';

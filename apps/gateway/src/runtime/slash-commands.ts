@@ -1,3 +1,4 @@
+import type { ProfileRuntime } from '@hermes/agent';
 import { type CommandDef, gatewayHelpLines, parseSlashInput } from '@hermes/commands';
 import {
   type DelegationRail,
@@ -9,7 +10,6 @@ import {
 } from '@hermes/review-engine';
 import { MESSAGES_MAX_LIMIT, type MessageRecord } from '@hermes/session-store';
 import type { ActiveTurns } from './active-turns.js';
-import type { ProfileRuntime } from './profile-runtime.js';
 
 /** A chat message that named a slash command: answered here, never sent to the model. */
 export interface SlashReply {

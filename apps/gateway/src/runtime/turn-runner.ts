@@ -1,4 +1,10 @@
-import { AgentError, type AgentEvent, type RunTurnOptions, type TurnResult } from '@hermes/agent';
+import {
+  AgentError,
+  type AgentEvent,
+  type ProfileRuntime,
+  type RunTurnOptions,
+  type TurnResult,
+} from '@hermes/agent';
 import { getBrowserControlIdentity, withBrowserControlIdentity } from '@hermes/browser-broker';
 import {
   type MessageRecord,
@@ -9,7 +15,6 @@ import {
 import type { Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import type { ActiveTurns, TurnKind } from './active-turns.js';
-import type { ProfileRuntime } from './profile-runtime.js';
 
 export interface TurnRequest {
   readonly runtime: ProfileRuntime;
@@ -118,7 +123,7 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     request.onEvent?.(event);
   };
   try {
-    const agent = await runtime.agent(request.platform);
+    const agent = await runtime.agent({ platform: request.platform });
     const result = await runtime.run(() =>
       withBrowserControlIdentity(
         { ...getBrowserControlIdentity(), sessionId: session.lineageRootId },

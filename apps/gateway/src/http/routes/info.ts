@@ -9,6 +9,7 @@ import {
   readFlags,
 } from '@hermes/browser-broker';
 import type { Hono } from 'hono';
+import { profileApiKey } from '../../runtime/profiles.js';
 import { HttpError } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 
@@ -81,7 +82,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): vo
   app.get('/v1/capabilities', (context) => {
     const runtime = context.get('runtime');
     // Feature discovery is open on loopback without a key, bearer-checked whenever one is set.
-    const expected = runtime.apiKey();
+    const expected = profileApiKey(runtime);
     if (expected) {
       if (!bearerMatches(context.req.header('authorization'), expected)) {
         throw new HttpError({
@@ -109,7 +110,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): vo
         runs: true,
         slash_commands: true,
         review: deps.slash.reviewAvailable,
-        profiles: { multiplex: deps.registry.multiplex, prefix: '/p/{profile}' },
+        profiles: { multiplex: deps.registry.serve === 'multiplex', prefix: '/p/{profile}' },
       },
       endpoints: {
         chat_completions: { method: 'POST', path: '/v1/chat/completions' },

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentEvent } from '@hermes/agent';
-import type { SessionRecord } from '@hermes/session-store';
+import { forkSession, readAllMessages, type SessionRecord } from '@hermes/session-store';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
-import { allMessages, forkSession } from '../../runtime/fork-session.js';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
 import {
@@ -142,7 +141,7 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
         });
       }
       const tip = store.getCompressionTip(previous.sessionId);
-      const rows = allMessages(store, tip);
+      const rows = readAllMessages(store, tip);
       const lastId = rows[rows.length - 1]?.id ?? null;
       if (tip === previous.sessionId && lastId === previous.lastMessageId) {
         session = previousSession;

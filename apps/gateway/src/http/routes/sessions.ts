@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import {
   BOT_CHAT_TITLE,
+  forkSession,
   LIST_SESSIONS_DEFAULT_LIMIT,
   LIST_SESSIONS_MAX_LIMIT,
   MESSAGES_MAX_LIMIT,
   type MessageRecord,
   messageResponse,
+  readAllMessages,
   type SessionRecord,
   type SessionStore,
   SessionStoreError,
@@ -13,7 +15,6 @@ import {
 } from '@hermes/session-store';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { allMessages, forkSession } from '../../runtime/fork-session.js';
 import { readCappedText, readJsonBody } from '../body.js';
 import { HttpError, httpErrors } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
@@ -443,7 +444,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
         message: `Session ${id} is running a turn; fork it after the turn finishes`,
       });
     }
-    const rows = allMessages(store, tip);
+    const rows = readAllMessages(store, tip);
     let copied = rows;
     if (body.message_id !== undefined) {
       const index = rows.findIndex((row) => row.id === body.message_id);

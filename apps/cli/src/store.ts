@@ -1,11 +1,5 @@
 import path from 'node:path';
-import {
-  MESSAGES_MAX_LIMIT,
-  type MessageRecord,
-  openSessionStore,
-  type SessionRecord,
-  type SessionStore,
-} from '@hermes/session-store';
+import { openSessionStore, type SessionRecord, type SessionStore } from '@hermes/session-store';
 import { CliError } from './errors.js';
 
 /** Opens the profile's `state.db` (created when missing; shared safely with a running gateway). */
@@ -70,17 +64,4 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
     message: `no session matches "${wanted}"`,
     hint: 'List them with: hermes sessions list (--all includes archived and hidden ones)',
   });
-}
-
-/** Every active message of a session, oldest first (paged through the store's limit). */
-export function allMessages(store: SessionStore, sessionId: string): MessageRecord[] {
-  const messages: MessageRecord[] = [];
-  let afterId = 0;
-  for (;;) {
-    const page = store.getMessages(sessionId, { afterId, limit: MESSAGES_MAX_LIMIT });
-    messages.push(...page);
-    const last = page.at(-1);
-    if (page.length < MESSAGES_MAX_LIMIT || !last) return messages;
-    afterId = last.id;
-  }
 }

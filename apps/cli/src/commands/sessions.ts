@@ -1,11 +1,16 @@
 import { writeFile } from 'node:fs/promises';
-import type { MessageRecord, SessionListItem, SessionRecord } from '@hermes/session-store';
+import {
+  type MessageRecord,
+  readAllMessages,
+  type SessionListItem,
+  type SessionRecord,
+} from '@hermes/session-store';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { textArg } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatAge, formatTime, oneLine } from '../output/format.js';
 import { confirm } from '../prompt.js';
-import { allMessages, resolveSession, withStore } from '../store.js';
+import { resolveSession, withStore } from '../store.js';
 
 function sessionJson(session: SessionRecord | SessionListItem) {
   return {
@@ -145,7 +150,7 @@ export async function sessionsShow(
   const limit = typeof options.limit === 'number' ? options.limit : 50;
   const { session, messages, tip } = await withStore(context.home, async (store) => {
     const found = resolveSession(store, textArg(args, 0));
-    const all = limit === 0 ? [] : allMessages(store, found.id);
+    const all = limit === 0 ? [] : readAllMessages(store, found.id);
     return { session: found, messages: all.slice(-limit), tip: store.getCompressionTip(found.id) };
   });
   const { output } = context;
@@ -339,7 +344,7 @@ export async function sessionsExport(
   const format = options.format === 'md' ? 'md' : 'jsonl';
   const { session, messages } = await withStore(context.home, async (store) => {
     const found = resolveSession(store, textArg(args, 0));
-    return { session: found, messages: allMessages(store, found.id) };
+    return { session: found, messages: readAllMessages(store, found.id) };
   });
   const text =
     format === 'md'

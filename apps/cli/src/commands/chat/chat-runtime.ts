@@ -4,18 +4,18 @@ import {
   type ApprovalCallback,
   type AsyncDelegationEvent,
   type AsyncDelegationRegistry,
-  type CompletionDelivery,
-  createAgent,
-  createCompletionDelivery,
-  createDelegationRegistry,
+  createProfileRuntime,
   type DeliveredCompletion,
   ownsCompletion,
+  type ProfileRuntime,
   type RunTurnOptions,
   type TurnResult,
 } from '@hermes/agent';
-import { applyEnvFile, type HermesConfig, loadConfig } from '@hermes/config';
+import { applyEnvFile, getActiveProfileName, type HermesConfig } from '@hermes/config';
 import type { SessionStore } from '@hermes/session-store';
-import { openStore } from '../../store.js';
+
+/** The surface terminal turns run under (`platform_toolsets.cli`, `toolsets`, `hermes-cli`). */
+export const CLI_PLATFORM = 'cli';
 
 export interface ChatRuntimeOptions {
   readonly home: string;
@@ -40,82 +40,86 @@ export interface DeliveryView {
 }
 
 /**
- * One terminal conversation: the profile's store, the agent (in this process — no gateway
- * needed), the current session, the async delegation rail and the delivery of its results.
- * Only one turn runs at a time, whether the user's or an injected background result.
+ * One terminal conversation over the profile served in this process (`createProfileRuntime`:
+ * store, live config, agent, async delegation rail, delivery of its results — no gateway
+ * needed): the current session, the running turn, steers, and what the terminal shows. Only one
+ * turn runs at a time, whether the user's or an injected background result.
  */
 export class ChatRuntime {
+  readonly profile: ProfileRuntime;
   readonly store: SessionStore;
-  readonly home: string;
   readonly cwd: string;
-  readonly raw: Record<string, unknown>;
-  readonly registry: AsyncDelegationRegistry | undefined;
-  #config: HermesConfig;
   #agent: Agent;
+  /** `/model <id>` for this conversation. */
+  #model: string | undefined;
   #sessionId: string | undefined;
   #busy = false;
   #controller: AbortController | undefined;
-  #delivery: CompletionDelivery | undefined;
-  #approve: ApprovalCallback | undefined;
   #deliveryController: AbortController | undefined;
+  #delivering = false;
   #steers: string[] = [];
 
   private constructor(options: {
+    profile: ProfileRuntime;
     store: SessionStore;
-    home: string;
+    agent: Agent;
     cwd: string;
-    config: HermesConfig;
-    raw: Record<string, unknown>;
-    registry: AsyncDelegationRegistry | undefined;
-    approve: ApprovalCallback | undefined;
   }) {
+    this.profile = options.profile;
     this.store = options.store;
-    this.home = options.home;
     this.cwd = options.cwd;
-    this.raw = options.raw;
-    this.#config = options.config;
-    this.registry = options.registry;
-    this.#approve = options.approve;
-    this.#agent = this.#createAgent(options.config);
+    this.#agent = options.agent;
   }
 
   static async open(options: ChatRuntimeOptions): Promise<ChatRuntime> {
     applyEnvFile(options.home);
-    const loaded = loadConfig({ home: options.home });
-    for (const warning of loaded.warnings) options.warn?.(warning);
-    const store = await openStore(options.home);
-    const registry = options.background
-      ? createDelegationRegistry({ store, home: options.home })
-      : undefined;
-    return new ChatRuntime({
-      store,
+    const profile = createProfileRuntime({
+      name: getActiveProfileName(options.home),
       home: options.home,
+      platform: CLI_PLATFORM,
       cwd: options.cwd,
-      config: loaded.config,
-      raw: loaded.raw,
-      registry,
       approve: options.approve,
+      // A one-shot run has no later turn to bring background results back to.
+      oneShot: !options.background,
     });
+    try {
+      for (const warning of profile.config().warnings) options.warn?.(warning);
+      const store = await profile.store();
+      const agent = await profile.agent();
+      return new ChatRuntime({ profile, store, agent, cwd: options.cwd });
+    } catch (error) {
+      await profile.close().catch(() => {});
+      throw error;
+    }
   }
 
-  #createAgent(config: HermesConfig): Agent {
-    return createAgent({
-      config,
-      store: this.store,
-      home: this.home,
-      platform: 'cli',
-      cwd: this.cwd,
-      ...(this.#approve ? { approve: this.#approve } : {}),
-      ...(this.registry ? { delegations: this.registry } : { oneShot: true }),
-    });
+  get home(): string {
+    return this.profile.home;
   }
 
+  /** The profile's config as written (`config.yaml`, read live). */
+  get raw(): Record<string, unknown> {
+    return this.profile.config().raw;
+  }
+
+  /** The async delegation registry (none for a one-shot run). */
+  get registry(): AsyncDelegationRegistry | undefined {
+    return this.profile.registryIfOpen;
+  }
+
+  /** The agent of the last turn (or of the start): the current config and `/model`. */
   get agent(): Agent {
     return this.#agent;
   }
 
   get config(): HermesConfig {
-    return this.#config;
+    return this.#agent.config;
+  }
+
+  /** The agent for the current `config.yaml` and `/model`, built again when either changed. */
+  async #currentAgent(): Promise<Agent> {
+    this.#agent = await this.profile.agent({ model: this.#model });
+    return this.#agent;
   }
 
   /** The session the next turn goes to (created on the first message). */
@@ -141,9 +145,9 @@ export class ChatRuntime {
   }
 
   /** Uses another model for this conversation from now on (`/model <id>`). */
-  setModel(model: string): void {
-    this.#config = { ...this.#config, model: { ...this.#config.model, model } };
-    this.#agent = this.#createAgent(this.#config);
+  async setModel(model: string): Promise<void> {
+    this.#model = model;
+    await this.#currentAgent();
   }
 
   /** Runs one turn of the current conversation; Ctrl-C (`interrupt()`) stops it cleanly. */
@@ -151,14 +155,15 @@ export class ChatRuntime {
     options: Omit<RunTurnOptions, 'sessionId' | 'signal'> & { readonly sessionId?: string },
   ): Promise<TurnResult> {
     if (this.#busy) throw new Error('a turn is already running');
+    const agent = await this.#currentAgent();
     // An incomplete model configuration is refused before a session is created for nothing.
-    this.#agent.route();
+    agent.route();
     const sessionId = options.sessionId ?? (await this.ensureSession());
     this.#busy = true;
     const controller = new AbortController();
     this.#controller = controller;
     try {
-      const result = await this.#agent.runTurn({
+      const result = await agent.runTurn({
         ...options,
         sessionId,
         signal: controller.signal,
@@ -177,7 +182,7 @@ export class ChatRuntime {
     } finally {
       this.#busy = false;
       this.#controller = undefined;
-      this.#delivery?.notifyIdle(sessionId);
+      this.profile.notifyIdle(sessionId);
     }
   }
 
@@ -230,15 +235,15 @@ export class ChatRuntime {
    * Results the ledger owes this conversation from earlier runs come back too.
    */
   async startDelivery(view: DeliveryView): Promise<void> {
-    if (!this.registry || this.#delivery) return;
-    this.#delivery = createCompletionDelivery({
-      registry: this.registry,
+    if (!this.registry || this.#delivering) return;
+    this.#delivering = true;
+    await this.profile.startDelivery({
       owner: (event) => this.#owner(event),
       isIdle: () => !this.#busy,
       runTurn: async (options) => {
         this.#busy = true;
         try {
-          return await this.#agent.runTurn(options);
+          return await (await this.#currentAgent()).runTurn(options);
         } finally {
           this.#busy = false;
           this.#deliveryController = undefined;
@@ -257,17 +262,16 @@ export class ChatRuntime {
       onDelivered: (delivery) => view.onDone(delivery),
       onError: (error) => view.onError?.(error),
     });
-    await this.#delivery.start();
   }
 
   /** Asks the ledger again for results owed (after switching to another conversation). */
   async recoverOwed(): Promise<void> {
-    if (this.#delivery && this.registry) await this.registry.recover().catch(() => undefined);
+    if (this.#delivering) await this.registry?.recover().catch(() => undefined);
   }
 
   /** Delivers what is owed now (resolves when those turns end). */
-  async drainDeliveries(): Promise<number> {
-    return (await this.#delivery?.drain()) ?? 0;
+  drainDeliveries(): Promise<number> {
+    return this.profile.drainDeliveries();
   }
 
   /** Background work of the current conversation still to come: running units or queued results. */
@@ -280,9 +284,8 @@ export class ChatRuntime {
     return running + queued;
   }
 
-  async close(): Promise<void> {
-    await this.#delivery?.stop().catch(() => {});
-    await this.registry?.close().catch(() => {});
-    await this.store.close();
+  /** Stops delivery (what is undelivered stays owed), closes the rail, then the store. */
+  close(): Promise<void> {
+    return this.profile.close();
   }
 }

@@ -186,7 +186,7 @@ async function compress(runtime: ChatRuntime, args: string): Promise<SlashResult
 async function model(runtime: ChatRuntime, args: string): Promise<SlashResult> {
   const wanted = args.trim();
   if (wanted !== '') {
-    runtime.setModel(wanted);
+    await runtime.setModel(wanted);
     return { text: `Using ${wanted} for this conversation.` };
   }
   try {

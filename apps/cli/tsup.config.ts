@@ -8,8 +8,9 @@ const shared: Options = {
   // Start-up time is a feature of a command line: the libraries are bundled into the chunks that
   // use them and tree-shaken, so `hermes gateway status` loads a few files instead of resolving
   // hundreds of modules (yaml alone is ~90). Kept external: the session store (it finds its SQL
-  // migrations and its worker next to its own files, and loads the native better-sqlite3) and the
-  // gateway (started as its own process from its own bin).
+  // migrations and its worker next to its own files, and loads the native better-sqlite3), the
+  // gateway (started as its own process from its own bin) and the TUI bridge (its own build, loaded
+  // only by `hermes tui-bridge`).
   noExternal: [
     /^@hermes\/(agent|commands|config|control-socket|review-engine|supervisor)$/,
     'commander',
@@ -17,7 +18,7 @@ const shared: Options = {
     'valibot',
     'yaml',
   ],
-  external: ['@hermes/session-store', '@hermes/gateway'],
+  external: ['@hermes/session-store', '@hermes/gateway', '@hermes/tui-bridge'],
   // Our packages are bundled from their sources (one module per file), so a chunk takes only the
   // files it uses: `gateway status` gets control-socket's client, not config's YAML parser.
   esbuildOptions(options) {

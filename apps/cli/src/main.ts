@@ -362,6 +362,21 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .description('open config.yaml in $VISUAL / $EDITOR and check it afterwards')
     .action(run(async () => (await configModule()).configEdit));
 
+  // tui-bridge ------------------------------------------------------------------------------
+  program
+    .command('tui-bridge')
+    .description(
+      'serve JSON-RPC to a terminal or desktop front end over stdio (or a WebSocket with --port); its options: hermes tui-bridge --help',
+    )
+    .argument(
+      '[options...]',
+      'the bridge options (--surface, --port, --host, --token, --drain-timeout)',
+    )
+    // The bridge parses its own options (one implementation with the hermes-tui-bridge bin).
+    .helpOption(false)
+    .allowUnknownOption()
+    .action(run(async () => (await import('./commands/tui-bridge.js')).tuiBridgeCommand));
+
   // update, doctor --------------------------------------------------------------------------
   program
     .command('update')

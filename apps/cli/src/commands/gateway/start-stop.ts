@@ -112,13 +112,16 @@ async function launch(
         hint: `Full output: ${logFile}`,
       });
     }
+    // The control socket answers before the HTTP listener is up (start order: socket, then HTTP,
+    // then the banner), so the gateway counts as started once its banner names the URL.
+    const url = urlOf();
     const identity = await identifyGateway(home, { timeoutMs: 1000 });
-    if (identity?.pid === pid) return { pid, url: urlOf(), answeredBy: 'socket' };
+    if (identity?.pid === pid && url) return { pid, url, answeredBy: 'socket' };
     // A gateway runs without its control socket when it cannot bind one; its status file then
     // says it is serving.
     const status = await readRuntimeStatus(home);
-    if (status && runtimeStatusPid(status) === pid && status.gateway_state === 'running') {
-      return { pid, url: urlOf(), answeredBy: 'files' };
+    if (url && status && runtimeStatusPid(status) === pid && status.gateway_state === 'running') {
+      return { pid, url, answeredBy: 'files' };
     }
     if (performance.now() >= deadline) {
       throw new CliError({

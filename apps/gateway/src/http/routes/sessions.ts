@@ -18,6 +18,7 @@ import * as v from 'valibot';
 import { readCappedText, readJsonBody } from '../body.js';
 import { HttpError, httpErrors } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
+import { ifNoneMatchHits, RenderedPageCache } from '../rendered-pages.js';
 import { sessionResponse } from '../session-response.js';
 
 /** `offset` ceiling of `GET /api/sessions` (the reference's). */
@@ -163,6 +164,7 @@ async function listPage(
 
 export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
   const limit = deps.maxRequestBytes;
+  const pages = new RenderedPageCache();
 
   app.get('/api/sessions', async (context) => {
     const store = await storeOf(context);
@@ -195,26 +197,51 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
       source,
       includeChildren: queryBoolean(context, 'include_children'),
     };
-    let result = await listPage(store, options);
-    if (title === BOT_CHAT_TITLE && result.sessions.length === 0) {
-      // A reaped canonical chat comes back instead of making the client create a duplicate.
-      // The write is a short awaited transaction (never a wait on the event loop); any error
-      // here just leaves the list empty.
-      try {
-        const holder = store.getSessionByTitle(title, { includeHidden: true });
-        if (holder && holder.archived === 1 && (await store.unarchiveRecoverableSession(holder.id)))
-          result = await listPage(store, options);
-      } catch (error) {
-        deps.logger.warn({ err: error }, 'Bot Chat resurrection failed');
-      }
-    }
-    return context.json({
-      object: 'list',
-      data: result.sessions.map(sessionResponse),
-      limit: pageLimit,
+    // Served from the rendered page while the store has not changed (any process's commit
+    // changes its contentVersion); a client holding the page gets 304.
+    const key = JSON.stringify([
+      pageLimit,
       offset,
-      has_more: result.hasMore,
+      title,
+      options.includeHidden,
+      source,
+      options.includeChildren,
+    ]);
+    const page = await pages.page(store, key, async () => {
+      let result = await listPage(store, options);
+      let cacheable = true;
+      if (title === BOT_CHAT_TITLE && result.sessions.length === 0) {
+        // A reaped canonical chat comes back instead of making the client create a duplicate.
+        // The write is a short awaited transaction (never a wait on the event loop); any error
+        // here just leaves the list empty — and uncached, so the next lookup tries again.
+        cacheable = false;
+        try {
+          const holder = store.getSessionByTitle(title, { includeHidden: true });
+          if (
+            holder &&
+            holder.archived === 1 &&
+            (await store.unarchiveRecoverableSession(holder.id))
+          )
+            result = await listPage(store, options);
+        } catch (error) {
+          deps.logger.warn({ err: error }, 'Bot Chat resurrection failed');
+        }
+      }
+      return {
+        cacheable,
+        value: {
+          object: 'list',
+          data: result.sessions.map(sessionResponse),
+          limit: pageLimit,
+          offset,
+          has_more: result.hasMore,
+        },
+      };
     });
+    const headers = { etag: page.etag, 'cache-control': 'private, no-cache' };
+    if (ifNoneMatchHits(context.req.header('if-none-match'), page.etag))
+      return context.body(null, 304, headers);
+    return context.body(page.body, 200, { ...headers, 'content-type': 'application/json' });
   });
 
   app.post('/api/sessions', async (context) => {

@@ -106,6 +106,12 @@ describe('search_files', () => {
     });
     const files = await call(searchFilesTool, { pattern: '**/*.md', target: 'files' }, context);
     expect(files.value).toEqual({ files: ['src/b.md'], count: 1 });
+    // Look-ahead is JavaScript regex; ripgrep's dialect lacks it, so the tool walks with Node then.
+    const lookahead = await call(searchFilesTool, { pattern: 'TODO(?= later)' }, context);
+    expect(lookahead.value).toEqual({
+      matches: [{ path: 'src/a.ts', line: 2, text: '// TODO later' }],
+      count: 1,
+    });
     const bad = await call(searchFilesTool, { pattern: '(' }, context);
     expect(String(bad.value.error)).toMatch(/^Invalid regex/);
   });

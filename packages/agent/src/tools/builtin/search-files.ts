@@ -37,7 +37,7 @@ export interface ContentMatch {
   readonly text: string;
 }
 
-interface SearchArgs {
+export interface SearchArgs {
   pattern: string;
   target: 'content' | 'files';
   root: string;
@@ -52,28 +52,35 @@ function clip(text: string): string {
   return text.length > MAX_MATCH_TEXT ? `${text.slice(0, MAX_MATCH_TEXT)}…` : text;
 }
 
+/** Byte order of names, as `rg --sort path` orders a directory. */
+function byName(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * Every file under `root`, depth first, each directory's entries in byte order of their names —
+ * the order `rg --sort path` reports, so both search paths list the same files first.
+ */
 async function* walk(root: string, signal: AbortSignal): AsyncGenerator<string> {
-  const pending = [root];
-  while (pending.length > 0) {
+  if (signal.aborted) return;
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(root, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  entries.sort((left, right) => byName(left.name, right.name));
+  for (const entry of entries) {
     if (signal.aborted) return;
-    const directory = pending.shift() as string;
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await readdir(directory, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    entries.sort((left, right) => left.name.localeCompare(right.name));
-    for (const entry of entries) {
-      const full = path.join(directory, entry.name);
-      if (entry.isDirectory()) {
-        if (!SKIPPED_DIRECTORIES.has(entry.name)) pending.push(full);
-      } else if (entry.isFile()) yield full;
-    }
+    const full = path.join(root, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) yield* walk(full, signal);
+    } else if (entry.isFile()) yield full;
   }
 }
 
-async function searchWithNode(
+/** The search without ripgrep: the reference semantics both paths share. */
+export async function searchWithNode(
   args: SearchArgs,
 ): Promise<{ results: unknown[]; truncated: boolean }> {
   const glob = args.glob ? globToRegExp(args.glob) : undefined;
@@ -115,13 +122,24 @@ async function searchWithNode(
   return { results: results.slice(0, args.limit), truncated };
 }
 
-function searchWithRipgrep(
+/** Thrown when ripgrep cannot take a pattern JavaScript accepts (look-around, back-references). */
+class RipgrepPatternError extends Error {}
+
+/**
+ * The same search through ripgrep, with the Node walk's semantics: hidden files included, ignore
+ * files (`.gitignore`, …) not consulted, `.git`, `node_modules`, `.hg` and `.svn` skipped, results
+ * in path order. File listings are filtered here with the same glob matcher as the Node walk.
+ */
+export function searchWithRipgrep(
   rg: string,
   args: SearchArgs,
 ): Promise<{ results: unknown[]; truncated: boolean }> {
+  const skipped = [...SKIPPED_DIRECTORIES].flatMap((name) => ['--glob', `!${name}`]);
+  const nameGlob = args.target === 'files' ? globToRegExp(args.pattern) : undefined;
+  const fileGlob = args.glob ? globToRegExp(args.glob) : undefined;
   const flags =
     args.target === 'files'
-      ? ['--files', '--glob', args.pattern]
+      ? ['--files']
       : [
           '--line-number',
           '--no-heading',
@@ -132,7 +150,8 @@ function searchWithRipgrep(
           '-e',
           args.pattern,
         ];
-  if (args.glob) flags.push('--glob', args.glob);
+  if (args.glob && args.target === 'content') flags.push('--glob', args.glob);
+  flags.push('--hidden', '--no-ignore', '--sort', 'path', ...skipped);
   return new Promise((resolve, reject) => {
     const child = spawn(rg, [...flags, '--', '.'], {
       cwd: args.root,
@@ -143,12 +162,17 @@ function searchWithRipgrep(
     let buffered = '';
     let stderr = '';
     let done = false;
+    const fromRoot = (file: string) => path.posix.normalize(file.split(path.sep).join('/'));
+    const relative = (file: string) =>
+      path.relative(args.relativeTo, path.join(args.root, file)).split(path.sep).join('/');
     const take = (line: string) => {
       if (done || line === '') return;
-      const relative = (file: string) =>
-        path.relative(args.relativeTo, path.join(args.root, file)).split(path.sep).join('/');
-      if (args.target === 'files') results.push(relative(line));
-      else {
+      if (args.target === 'files') {
+        const name = fromRoot(line);
+        if (fileGlob && !fileGlob.test(name)) return;
+        if (nameGlob && !nameGlob.test(name)) return;
+        results.push(relative(line));
+      } else {
         const match = /^(.*?):(\d+):(.*)$/.exec(line);
         if (match)
           results.push({
@@ -174,16 +198,31 @@ function searchWithRipgrep(
     child.on('error', reject);
     child.on('close', (code) => {
       take(buffered);
-      // 0 = matches, 1 = none; anything else (bad regex) is an error unless we stopped it.
+      // 0 = matches, 1 = none; 2 with a regex complaint = a pattern only JavaScript reads.
       if (!done && code !== 0 && code !== 1) {
-        reject(new Error(stderr.trim() || `ripgrep exited with ${code}`));
+        reject(
+          /regex/i.test(stderr)
+            ? new RipgrepPatternError(stderr.trim())
+            : new Error(stderr.trim() || `ripgrep exited with ${code}`),
+        );
         return;
       }
       const truncated = results.length > args.limit;
-      if (args.target === 'files') results.sort();
       resolve({ results: results.slice(0, args.limit), truncated });
     });
   });
+}
+
+/** ripgrep when it is on PATH (and takes the pattern), else the Node walk; same results either way. */
+async function search(args: SearchArgs): Promise<{ results: unknown[]; truncated: boolean }> {
+  const rg = await findRipgrep();
+  if (rg === undefined) return searchWithNode(args);
+  try {
+    return await searchWithRipgrep(rg, args);
+  } catch (error) {
+    if (error instanceof RipgrepPatternError) return searchWithNode(args);
+    throw error;
+  }
 }
 
 export const searchFilesTool = defineTool({
@@ -191,7 +230,7 @@ export const searchFilesTool = defineTool({
   toolset: 'file',
   readOnly: true,
   description:
-    "Search file contents by regex (target 'content', the default) or find files by glob (target 'files'). Uses ripgrep when installed. Skips .git and node_modules.",
+    "Search file contents by regex (target 'content', the default) or find files by glob (target 'files'). Results in path order; hidden files included; .git, node_modules, .hg and .svn skipped.",
   parameters: v.object({
     pattern: v.pipe(v.string(), v.minLength(1), v.description('Regex for content, glob for files')),
     target: v.optional(v.picklist(['content', 'files'])),
@@ -223,10 +262,7 @@ export const searchFilesTool = defineTool({
       caseInsensitive: input.case_insensitive ?? false,
       signal: context.signal,
     };
-    const rg = await findRipgrep();
-    const { results, truncated } = rg
-      ? await searchWithRipgrep(rg, args)
-      : await searchWithNode(args);
+    const { results, truncated } = await search(args);
     return target === 'files'
       ? { files: results, count: results.length, ...(truncated ? { truncated: true } : {}) }
       : { matches: results, count: results.length, ...(truncated ? { truncated: true } : {}) };

@@ -63,6 +63,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   const api = new Hono<GatewayEnv>();
 
   app.use('*', async (context, next) => {
+    // The request line is logged at debug only: skip the timing and the object otherwise.
+    if (!deps.logger.isLevelEnabled('debug')) return next();
     const started = performance.now();
     await next();
     deps.logger.debug(

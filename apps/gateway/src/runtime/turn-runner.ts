@@ -32,13 +32,22 @@ export interface TurnRequest {
   /** Passed to the agent unchanged (completion delivery acknowledges its ledger with it). */
   readonly onMessageStored?: RunTurnOptions['onMessageStored'];
   readonly origin?: RunTurnOptions['origin'];
+  /**
+   * Read this turn's rows back from the store into `messages` and `messageId` (default true). A
+   * surface that answers from the result alone (`/v1/chat/completions`) passes false and gets
+   * `[]` and `null`, saving the read.
+   */
+  readonly transcript?: boolean;
 }
 
 export interface TurnOutcome {
   readonly result: TurnResult;
-  /** This turn's assistant and tool rows, projected for clients, hidden rows dropped. */
+  /**
+   * This turn's assistant and tool rows, projected for clients, hidden rows dropped (`[]` when
+   * the request asked for no transcript).
+   */
   readonly messages: MessageResponse[];
-  /** The stored id of the last assistant message of the turn. */
+  /** The stored id of the last assistant message of the turn (null without a transcript). */
   readonly messageId: number | null;
   readonly model: string;
   readonly provider: string;
@@ -103,6 +112,7 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     signal: request.signal,
   });
   const started = performance.now();
+  const readTranscript = request.transcript ?? true;
   // Rows of this turn: the first assistant row's id marks where the turn's rows begin in each
   // session it writes to (a compression mid-turn moves it to the child).
   let firstRowId: number | undefined;
@@ -113,6 +123,8 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     if (event.type === 'run.started') {
       model = event.model;
       provider = event.provider;
+    } else if (!readTranscript) {
+      // Nothing to collect.
     } else if (event.type === 'message.completed' && firstRowId === undefined) {
       firstRowId = event.messageId;
     } else if (event.type === 'session.compressed') {

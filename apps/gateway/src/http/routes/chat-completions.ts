@@ -133,6 +133,7 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
               kind: 'api',
               onEvent,
               ephemeralSystemNote: system || undefined,
+              transcript: false,
             });
             if (outcome.result.status === 'failed') {
               const failure = turnFailure(outcome);
@@ -192,6 +193,7 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
       message: prompt,
       kind: 'api',
       ephemeralSystemNote: system || undefined,
+      transcript: false,
     });
     if (outcome.result.status === 'failed') throw turnFailure(outcome);
     context.header(SESSION_ID_HEADER, outcome.result.sessionId);

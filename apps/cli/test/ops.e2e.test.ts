@@ -29,6 +29,7 @@ describe('hermes update --plan', () => {
     expect(plan.code).toBe(0);
     const body = parseJson<{
       expected_version: string;
+      expected_sha: string | null;
       profiles: { name: string }[];
       runtimes: { profile: string; pid: number; detail: string; restart_via: string }[];
       fleet: { pid: number; state: string; source?: string }[];
@@ -37,7 +38,23 @@ describe('hermes update --plan', () => {
     expect(body.runtimes).toEqual([
       expect.objectContaining({ profile: 'default', pid: started.pid, detail: 'socket' }),
     ]);
-    expect(body.fleet).toEqual([expect.objectContaining({ pid: started.pid, source: 'socket' })]);
+    // Both run from this checkout, so both name its HEAD and the gateway is up to date.
+    expect(body.expected_sha).toMatch(/^[0-9a-f]{40}$/);
+    expect(body.fleet).toEqual([
+      expect.objectContaining({
+        pid: started.pid,
+        source: 'socket',
+        code_sha: body.expected_sha,
+        state: 'current',
+      }),
+    ]);
+    // After an update the CLI names another commit: the running gateway is stale.
+    const after = await runCli(['update', '--plan'], {
+      env: { ...env, HERMES_CODE_SHA: 'f'.repeat(40) },
+    });
+    expect(after.stdout).toContain(
+      `default (pid ${started.pid}) @ ${body.expected_sha?.slice(0, 8)} — STALE`,
+    );
     const table = await runCli(['update', '--plan'], { env });
     expect(table.stdout).toMatch(/PROFILE\s+PID\s+SUPERVISOR/);
     expect(table.stdout).toContain(String(started.pid));

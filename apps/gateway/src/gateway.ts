@@ -33,6 +33,7 @@ import {
   GATEWAY_EXIT_CODES,
   pidFilePath,
   type RuntimeStatusUpdate,
+  readCodeIdentity,
   readProcessStartTime,
   recordStartAndCheckStorm,
   startControlServer,
@@ -70,7 +71,6 @@ import {
   gatewayDelivery,
   servedProfile,
 } from './runtime/profiles.js';
-import { ResponseStore } from './runtime/response-store.js';
 import { RunRegistry } from './runtime/run-registry.js';
 import { SlashCommands } from './runtime/slash-commands.js';
 import { runTurn, type TurnOutcome, type TurnRequest } from './runtime/turn-runner.js';
@@ -159,8 +159,10 @@ function portFrom(value: string | undefined, source: string): number | undefined
   return port;
 }
 
-function codeIdentity(env: NodeJS.ProcessEnv): CodeIdentity {
-  return { sha: env.HERMES_CODE_SHA?.trim() || null, version: GATEWAY_VERSION };
+/** The commit this gateway runs (`HERMES_CODE_SHA`, else its source checkout's HEAD), read at start. */
+function codeIdentity(env: NodeJS.ProcessEnv): () => CodeIdentity {
+  const identity = readCodeIdentity({ from: import.meta.url, version: GATEWAY_VERSION, env });
+  return () => identity;
 }
 
 /**
@@ -245,12 +247,13 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       setTimeout(resolve, storm.backoffSeconds * 1000 * (options.timeScale ?? 1)),
     );
   }
+  const identity = codeIdentity(env);
   const writer = {
     pid: process.pid,
     argv: process.argv,
     startTime: await readProcessStartTime(process.pid),
     home,
-    codeIdentity: codeIdentity(env),
+    codeIdentity: identity(),
   };
   const writeStatus = (update: RuntimeStatusUpdate) =>
     writeRuntimeStatus(home, update, writer).catch((error: unknown) =>
@@ -403,11 +406,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   };
 
   // 5. Control socket (never fatal).
-  const defaultVerbs = createDefaultVerbHandlers({ home, codeIdentity: () => codeIdentity(env) });
+  const defaultVerbs = createDefaultVerbHandlers({ home, codeIdentity: identity });
   const baseStatus = defaultVerbs.status;
   const control = await startControlServer({
     home,
-    codeIdentity: () => codeIdentity(env),
+    codeIdentity: identity,
     logger: {
       info: (message) => logger.info(message),
       warn: (message) => logger.warn(message),
@@ -468,7 +471,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     flags,
     artifactStores,
     runs,
-    responses: new ResponseStore(),
     slash,
     runTurn: observedTurn,
     keepalive: {

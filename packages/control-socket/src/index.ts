@@ -1,3 +1,4 @@
+export { CODE_SHA_ENV, type ReadCodeIdentityOptions, readCodeIdentity } from './code-identity.js';
 export * from './constants.js';
 export {
   identifyGateway,

@@ -5,6 +5,7 @@ import {
   type FleetVersionRow,
   formatFleetVersionRow,
   type RuntimeRecord,
+  readCodeIdentity,
 } from '@hermes/control-socket';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { usageError } from '../errors.js';
@@ -28,7 +29,8 @@ export async function updateCommand(
   }
   const profiles = listProfiles();
   const homes = profiles.map((profile) => profile.home);
-  const expectedSha = process.env.HERMES_CODE_SHA?.trim() || null;
+  // The commit this hermes would start now (HERMES_CODE_SHA, else its checkout's HEAD), read fresh.
+  const expectedSha = readCodeIdentity({ from: import.meta.url, version: context.version }).sha;
   const [runtimes, fleet] = await Promise.all([
     collectRuntimeInventory(homes),
     collectFleetVersions(homes, { expectedSha }),

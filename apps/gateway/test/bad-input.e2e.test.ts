@@ -121,6 +121,14 @@ describe('bad input on every route', () => {
       { method: 'POST', path: '/api/sessions/unknown/chat/stream', json: { message: 'hi' } },
       { method: 'GET', path: '/v1/responses/resp_unknown' },
       { method: 'DELETE', path: '/v1/responses/resp_unknown' },
+      // Longer than any stored response id: still a plain 404.
+      { method: 'GET', path: `/v1/responses/resp_${'x'.repeat(300)}` },
+      { method: 'DELETE', path: `/v1/responses/resp_${'x'.repeat(300)}` },
+      {
+        method: 'POST',
+        path: '/v1/responses',
+        json: { input: 'x', previous_response_id: 'r'.repeat(300) },
+      },
       { method: 'GET', path: '/v1/runs/run_unknown' },
       { method: 'GET', path: '/v1/runs/run_unknown/events' },
       { method: 'POST', path: '/v1/runs/run_unknown/stop' },

@@ -318,6 +318,62 @@ describe('responses', () => {
     expect(unknownChain.body).toMatchObject({ error: { code: 'response_not_found' } });
   });
 
+  it('keeps stored responses in the profile’s state.db: after a SIGKILL and a restart they chain, read and delete; store: false keeps nothing', async () => {
+    const model = await startModelServer({
+      script: [
+        { text: 'Nice to meet you, Ada.' },
+        { text: 'Not kept.' },
+        { text: 'Your name is Ada.' },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const first = await client.responses.create({
+      model: 'hermes-agent',
+      input: 'My name is Ada.',
+      store: true,
+    });
+    expect(first.output_text).toBe('Nice to meet you, Ada.');
+    const unstored = await client.responses.create({
+      model: 'hermes-agent',
+      input: 'Forget this one.',
+      store: false,
+    });
+    expect((await gateway.json(`/v1/responses/${unstored.id}`, { key: API_KEY })).status).toBe(404);
+
+    gateway.process.kill('SIGKILL');
+    expect(await gateway.process.exited).toMatchObject({ signal: 'SIGKILL' });
+    const restarted = await startGateway({ home });
+    const again = new OpenAI({ baseURL: `${restarted.url}/v1`, apiKey: API_KEY });
+    const fetched = await again.responses.retrieve(first.id);
+    expect(fetched).toMatchObject({ id: first.id, output_text: 'Nice to meet you, Ada.' });
+    const second = await again.responses.create({
+      model: 'hermes-agent',
+      input: 'What is my name?',
+      previous_response_id: first.id,
+    });
+    expect(second.output_text).toBe('Your name is Ada.');
+    expect(second.previous_response_id).toBe(first.id);
+    const sent = messagesOf(model.modelRequests[2] as never).map((message) => message.content);
+    expect(sent.slice(1)).toEqual([
+      'My name is Ada.',
+      'Nice to meet you, Ada.',
+      'What is my name?',
+    ]);
+    const deleted = await restarted.json(`/v1/responses/${first.id}`, {
+      method: 'DELETE',
+      key: API_KEY,
+    });
+    expect(deleted.body).toEqual({ id: first.id, object: 'response', deleted: true });
+    expect((await restarted.json(`/v1/responses/${first.id}`, { key: API_KEY })).status).toBe(404);
+    expect(
+      (await restarted.json(`/v1/responses/${first.id}`, { method: 'DELETE', key: API_KEY }))
+        .status,
+    ).toBe(404);
+    expect((await again.responses.retrieve(second.id)).output_text).toBe('Your name is Ada.');
+  });
+
   it('streams Responses API events the openai client understands', async () => {
     const model = await startModelServer({
       script: [{ text: 'Streamed response text.', chunkSize: 5 }],

@@ -60,7 +60,7 @@ describe('profiles without multiplexing', () => {
 describe('profiles with multiplexing', () => {
   it('gives each profile its own store, key, secrets and toolsets', async () => {
     const model = await startModelServer({
-      script: [{ text: 'from work' }, { text: 'from default' }],
+      script: [{ text: 'from work' }, { text: 'from default' }, { text: 'work response' }],
     });
     const root = (await tempHome()).path;
     await writeFile(
@@ -124,6 +124,16 @@ describe('profiles with multiplexing', () => {
       'Bearer work-model-secret',
       'Bearer default-model-secret',
     ]);
+
+    // Stored responses: in work's own store, unknown to the default profile.
+    const response = await gateway.json<{ id: string }>('/p/work/v1/responses', {
+      method: 'POST',
+      json: { input: 'remember this' },
+      ...work,
+    });
+    expect(response.status).toBe(200);
+    expect((await gateway.json(`/p/work/v1/responses/${response.body.id}`, work)).status).toBe(200);
+    expect((await gateway.json(`/v1/responses/${response.body.id}`, main)).status).toBe(404);
 
     // Toolsets: work's own platform_toolsets.
     type Toolsets = { data: { name: string; enabled: boolean }[] };

@@ -4,7 +4,6 @@ import type { BrowserControlBroker, ExtensionControlFlagSource } from '@hermes/b
 import type { HttpBindings } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { ActiveTurns } from '../runtime/active-turns.js';
-import type { ResponseStore } from '../runtime/response-store.js';
 import type { RunRegistry } from '../runtime/run-registry.js';
 import type { SlashCommands } from '../runtime/slash-commands.js';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
@@ -37,7 +36,6 @@ export interface GatewayDeps {
   readonly flags: ExtensionControlFlagSource;
   readonly artifactStores: ArtifactStoreCache;
   readonly runs: RunRegistry;
-  readonly responses: ResponseStore;
   readonly slash: SlashCommands;
   /** Runs one model turn (admission, profile scope, transcript); see `runtime/turn-runner.ts`. */
   readonly runTurn: (request: TurnRequest) => Promise<TurnOutcome>;

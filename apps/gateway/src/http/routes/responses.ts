@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentEvent } from '@hermes/agent';
-import { forkSession, readAllMessages, type SessionRecord } from '@hermes/session-store';
+import {
+  forkSession,
+  readAllMessages,
+  type SessionRecord,
+  type SessionStore,
+  type StoredResponse,
+} from '@hermes/session-store';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
@@ -24,6 +30,9 @@ const InputItemSchema = v.looseObject({
   role: v.optional(v.picklist(['system', 'developer', 'user', 'assistant'])),
   content: v.optional(MessageContentSchema),
 });
+
+/** The longest response id the store keeps (its `storeResponse` refuses longer ones). */
+const RESPONSE_ID_MAX_LENGTH = 256;
 
 const ResponseRequestSchema = v.looseObject({
   model: v.optional(v.string()),
@@ -62,6 +71,25 @@ function splitInput(request: ResponseRequest) {
     else history.push({ role: 'user', content: text });
   }
   return { prompt: contentText(last.content), system, history };
+}
+
+/** What `storeResponse` accepts as an id; anything else names no stored response. */
+function validResponseId(id: string): boolean {
+  return id.length > 0 && id.length <= RESPONSE_ID_MAX_LENGTH;
+}
+
+function responseNotFound(id: string, param?: string): HttpError {
+  return new HttpError({
+    status: 404,
+    code: 'response_not_found',
+    message: `Response not found: ${id}`,
+    ...(param ? { param } : {}),
+  });
+}
+
+/** A stored response of this profile's store, or undefined (also for an id no response can have). */
+function storedResponse(store: SessionStore, id: string): StoredResponse | undefined {
+  return validResponseId(id) ? store.getStoredResponse(id) : undefined;
 }
 
 function responseId(): string {
@@ -130,19 +158,16 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
 
     let session: SessionRecord;
     if (request.previous_response_id) {
-      const previous = deps.responses.get(runtime.name, request.previous_response_id);
+      const previous = storedResponse(store, request.previous_response_id);
       const previousSession = previous ? store.getSession(previous.sessionId) : undefined;
       if (!previous || !previousSession) {
-        throw new HttpError({
-          status: 404,
-          code: 'response_not_found',
-          message: `Response not found: ${request.previous_response_id}`,
-          param: 'previous_response_id',
-        });
+        throw responseNotFound(request.previous_response_id, 'previous_response_id');
       }
       const tip = store.getCompressionTip(previous.sessionId);
       const rows = readAllMessages(store, tip);
       const lastId = rows[rows.length - 1]?.id ?? null;
+      // Chained from: the last to be pruned.
+      await store.touchStoredResponse(previous.responseId);
       if (tip === previous.sessionId && lastId === previous.lastMessageId) {
         session = previousSession;
       } else {
@@ -165,7 +190,7 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
     const systemNote = system.filter((text) => text.trim() !== '').join('\n\n') || undefined;
     context.header(SESSION_ID_HEADER, session.id);
 
-    const finish = (outcome: TurnOutcome) => {
+    const finish = async (outcome: TurnOutcome) => {
       const failed = outcome.result.status === 'failed';
       const body = responseBody({
         id,
@@ -183,11 +208,12 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
         error: failed ? (outcome.result.error ?? null) : null,
       });
       if (request.store !== false && !failed) {
-        deps.responses.put({
-          id,
-          profile: runtime.name,
+        // In the profile's state.db: it outlives a restart, and the cap holds across processes.
+        await store.storeResponse({
+          responseId: id,
           sessionId: outcome.result.sessionId,
           lastMessageId: outcome.messageId,
+          previousResponseId: request.previous_response_id ?? null,
           body,
         });
       }
@@ -284,7 +310,7 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
                   }
                 },
               });
-              body = finish(outcome);
+              body = await finish(outcome);
             }
           } catch (error) {
             const failure = HttpError.isInstance(error)
@@ -332,30 +358,20 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
       ephemeralSystemNote: systemNote,
     });
     if (outcome.result.status === 'failed') throw turnFailure(outcome);
-    return context.json(finish(outcome));
+    return context.json(await finish(outcome));
   });
 
-  app.get('/v1/responses/:id', (context) => {
-    const stored = deps.responses.get(context.get('runtime').name, context.req.param('id'));
-    if (!stored) {
-      throw new HttpError({
-        status: 404,
-        code: 'response_not_found',
-        message: `Response not found: ${context.req.param('id')}`,
-      });
-    }
+  app.get('/v1/responses/:id', async (context) => {
+    const id = context.req.param('id');
+    const stored = storedResponse(await storeOf(context), id);
+    if (!stored) throw responseNotFound(id);
     return context.json(stored.body);
   });
 
-  app.delete('/v1/responses/:id', (context) => {
+  app.delete('/v1/responses/:id', async (context) => {
     const id = context.req.param('id');
-    if (!deps.responses.delete(context.get('runtime').name, id)) {
-      throw new HttpError({
-        status: 404,
-        code: 'response_not_found',
-        message: `Response not found: ${id}`,
-      });
-    }
+    const store = await storeOf(context);
+    if (!validResponseId(id) || !(await store.deleteStoredResponse(id))) throw responseNotFound(id);
     return context.json({ id, object: 'response', deleted: true });
   });
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { pidFilePath, readPidRecord } from '@hermes/control-socket';
 import { isProcessRunning, spawnProcess } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
@@ -113,6 +114,10 @@ describe('hermes gateway', () => {
     expect(second.previous_pid).toBe(first.pid);
     expect(second.pid).not.toBe(first.pid);
     expect(isProcessRunning(first.pid)).toBe(false);
+    // The new gateway got the first one's options back (read from its command line).
+    const record = await readPidRecord(pidFilePath(home));
+    expect(record?.pid).toBe(second.pid);
+    expect(record?.argv?.slice(-4)).toEqual(['--port', '0', '--drain-timeout', '2']);
     const status = parseJson<StatusResult>(await runCli(['gateway', 'status', '--json'], { env }));
     expect(status).toMatchObject({ running: true, pid: second.pid });
     expect((await runCli(['gateway', 'stop'], { env })).code).toBe(0);

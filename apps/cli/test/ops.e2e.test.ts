@@ -208,7 +208,9 @@ describe('hermes gateway install / uninstall', () => {
     const dry = await runCli(['gateway', 'install', '--dry-run', '--port', '8650'], { env });
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain(`Environment="HERMES_HOME=${home}"`);
-    expect(dry.stdout).toMatch(/ExecStart=".*node.*" ".*gateway.dist.bin\.js" "--port" "8650"/);
+    expect(dry.stdout).toMatch(
+      /ExecStart=".*node.*" ".*gateway.bin.hermes-gateway\.js" "--port" "8650"/,
+    );
     expect(dry.stdout).not.toContain('sk-live');
 
     const installed = await runCli(['gateway', 'install', '--no-start', '--json'], { env });

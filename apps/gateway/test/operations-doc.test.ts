@@ -14,7 +14,7 @@ describe('docs/operations.md', () => {
       home: '/home/ada/.hermes',
       profile: 'default',
       nodePath: '/usr/bin/node',
-      gatewayBin: '/opt/hermes/apps/gateway/dist/bin.js',
+      gatewayBin: '/opt/hermes/apps/gateway/bin/hermes-gateway.js',
       drainS: 30,
       path: '/usr/local/bin:/usr/bin:/bin',
     });

@@ -11,6 +11,9 @@ const gateways: readonly (readonly string[])[] = [
   ['/usr/bin/node', '/x/node_modules/.bin/hermes-gateway'],
   ['node', '--enable-source-maps', '/srv/app/node_modules/.bin/hermes-gateway', '--verbose'],
   ['node', '/x/apps/gateway/dist/bin.js'],
+  // The committed bin shims the apps' `bin` fields name (they run dist/bin.js).
+  ['node', '/x/apps/gateway/bin/hermes-gateway.js', '--port', '0'],
+  ['node', '/x/apps/cli/bin/hermes.js', 'gateway', 'run'],
   ['node', '/x/node_modules/.pnpm/@hermes+gateway@0.2.0/node_modules/@hermes/gateway/dist/bin.js'],
   ['node', '--import', 'tsx', '/x/apps/gateway/src/bin.ts'],
   [
@@ -37,6 +40,8 @@ const notGateways: readonly (readonly string[])[] = [
   ['sleep', '30'],
   ['node', '/x/node_modules/vitest/vitest.mjs'],
   ['hermes', 'gateway', 'status'],
+  ['node', '/x/apps/cli/bin/hermes.js', 'gateway', 'status'],
+  ['node', '/x/apps/tui-bridge/bin/hermes-tui-bridge.js'],
   ['hermes', 'gateway', 'stop'],
   ['hermes', 'chat', '-q', 'gateway run'],
   ['hermes', 'sessions', 'list'],

@@ -41,6 +41,10 @@ describe('gateway process helpers', () => {
     expect(
       argsOf(['/usr/bin/node', '/usr/lib/node_modules/.bin/hermes-gateway', '--port', '1']),
     ).toEqual(['--port', '1']);
+    // The committed bin shim the package's `bin` names (it runs dist/bin.js).
+    expect(
+      argsOf(['/usr/bin/node', '/opt/hermes/apps/gateway/bin/hermes-gateway.js', '--port', '2']),
+    ).toEqual(['--port', '2']);
     expect(argsOf(['/usr/bin/python', 'other.py'])).toBeNull();
   });
 });

@@ -86,7 +86,7 @@ export async function findRunningGateway(home: string): Promise<RunningGateway |
 export function argsOf(argv: readonly string[] | null): string[] | null {
   if (!argv) return null;
   const index = argv.findIndex((word) =>
-    /hermes-gateway$|gateway[\\/]dist[\\/]bin\.js$/.test(word),
+    /hermes-gateway(?:\.[cm]?js)?$|gateway[\\/]dist[\\/]bin\.js$/.test(word),
   );
   return index < 0 ? null : argv.slice(index + 1);
 }

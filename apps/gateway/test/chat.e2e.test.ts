@@ -374,6 +374,31 @@ describe('responses', () => {
     expect((await again.responses.retrieve(second.id)).output_text).toBe('Your name is Ada.');
   });
 
+  it('answers a slash command as the whole response, streamed or not, without a model', async () => {
+    const gateway = await startGateway();
+    const plain = await gateway.json<{ status: string; output_text: string }>('/v1/responses', {
+      method: 'POST',
+      json: { input: '/help' },
+    });
+    expect(plain.status).toBe(200);
+    expect(plain.body.status).toBe('completed');
+    expect(plain.body.output_text).toContain('/review');
+    const stream = await gateway.request('/v1/responses', {
+      method: 'POST',
+      json: { input: '/help', stream: true },
+    });
+    const events = await readEvents(stream);
+    const data = (name: string) =>
+      events.filter((event) => event.event === name).map((event) => JSON.parse(event.data));
+    expect(data('response.output_text.delta').map((event) => event.delta)).toEqual([
+      plain.body.output_text,
+    ]);
+    expect(data('response.completed')[0]?.response).toMatchObject({
+      status: 'completed',
+      output_text: plain.body.output_text,
+    });
+  });
+
   it('streams Responses API events the openai client understands', async () => {
     const model = await startModelServer({
       script: [{ text: 'Streamed response text.', chunkSize: 5 }],

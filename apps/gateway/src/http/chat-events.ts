@@ -1,4 +1,4 @@
-import type { AgentEvent, Usage } from '@hermes/agent';
+import type { AgentEvent, TurnResult, Usage } from '@hermes/agent';
 
 /** The session chat stream's event names (the reference's). */
 export const CHAT_STREAM_EVENTS = [
@@ -28,6 +28,32 @@ export function usageResponse(usage: Usage) {
     reasoning_tokens: usage.reasoningTokens,
     api_calls: usage.apiCalls,
     tool_calls: usage.toolCalls,
+  };
+}
+
+/** A finished turn's status as the sessions and runs APIs name it. */
+export function runStatusOf(result: TurnResult): 'completed' | 'cancelled' | 'failed' {
+  if (result.status === 'interrupted') return 'cancelled';
+  return result.status === 'failed' ? 'failed' : 'completed';
+}
+
+/**
+ * The assistant's text as one stream for the OpenAI-compatible surfaces: `message.delta` text,
+ * with a blank line between the text of one model call and the next when tools ran in between.
+ * Returns the `onEvent` to hand to the turn.
+ */
+export function assistantTextDeltas(onText: (text: string) => void): (event: AgentEvent) => void {
+  let wroteText = false;
+  let separatorDue = false;
+  return (event) => {
+    if (event.type === 'message.delta') {
+      const text = separatorDue && wroteText ? `\n\n${event.text}` : event.text;
+      separatorDue = false;
+      if (text !== '') wroteText = true;
+      onText(text);
+    } else if (event.type === 'message.completed' && event.toolCalls.length > 0) {
+      separatorDue = true;
+    }
   };
 }
 

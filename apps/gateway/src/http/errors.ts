@@ -60,6 +60,21 @@ export function errorBody(error: {
   };
 }
 
+/**
+ * What a stream reports for an error met after its `200` went out: an `HttpError` as it is,
+ * anything else logged (with `label`) and reported as a plain 500 that leaks nothing.
+ */
+export function streamedFailure(
+  error: unknown,
+  log: { error(object: object, message: string): void },
+  label: string,
+  fields: Record<string, unknown> = {},
+): HttpError {
+  if (HttpError.isInstance(error)) return error;
+  log.error({ err: error, ...fields }, label);
+  return new HttpError({ status: 500, code: 'internal_error', message: 'Internal server error' });
+}
+
 export function renderHttpError(context: Context, error: HttpError): Response {
   return context.json(errorBody(error), error.status);
 }

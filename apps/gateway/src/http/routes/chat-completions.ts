@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { AgentEvent } from '@hermes/agent';
+import type { Usage } from '@hermes/agent';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import { readJsonBody } from '../body.js';
+import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
   type HistoryMessage,
@@ -10,7 +11,7 @@ import {
   resolveApiSession,
   SESSION_ID_HEADER,
 } from '../conversation-input.js';
-import { errorBody, HttpError } from '../errors.js';
+import { errorBody, HttpError, streamedFailure } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { eventStream } from '../sse.js';
 import { modelNameFor } from './info.js';
@@ -70,6 +71,15 @@ export function splitConversation(messages: readonly ChatMessage[]) {
   return { prompt: contentText(last.content), system: system.join('\n\n'), history };
 }
 
+/** The Chat Completions `usage` object of a turn. */
+function completionUsage(usage: Usage) {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  };
+}
+
 function completionId(): string {
   return `chatcmpl-${randomBytes(12).toString('hex')}`;
 }
@@ -113,18 +123,9 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
             await sink.sendRaw('[DONE]');
             return;
           }
-          let wroteText = false;
-          let separatorDue = false;
-          const onEvent = (event: AgentEvent) => {
-            if (event.type === 'message.delta') {
-              const text = separatorDue && wroteText ? `\n\n${event.text}` : event.text;
-              separatorDue = false;
-              wroteText = true;
-              void sink.send(chunk({ content: text }));
-            } else if (event.type === 'message.completed' && event.toolCalls.length > 0) {
-              separatorDue = true;
-            }
-          };
+          const onEvent = assistantTextDeltas((text) => {
+            void sink.send(chunk({ content: text }));
+          });
           try {
             const outcome = await deps.runTurn({
               runtime,
@@ -143,32 +144,20 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
                 chunk({}, outcome.result.status === 'interrupted' ? 'length' : 'stop'),
               );
               if (body.stream_options?.include_usage) {
-                const usage = outcome.result.usage;
                 await sink.send({
                   id,
                   object: 'chat.completion.chunk',
                   created,
                   model,
                   choices: [],
-                  usage: {
-                    prompt_tokens: usage.inputTokens,
-                    completion_tokens: usage.outputTokens,
-                    total_tokens: usage.inputTokens + usage.outputTokens,
-                  },
+                  usage: completionUsage(outcome.result.usage),
                 });
               }
             }
           } catch (error) {
-            const failure = HttpError.isInstance(error)
-              ? error
-              : new HttpError({
-                  status: 500,
-                  code: 'internal_error',
-                  message: 'Internal server error',
-                });
-            if (!HttpError.isInstance(error))
-              deps.logger.error({ err: error }, 'chat completion failed');
-            await sink.send(errorBody(failure));
+            await sink.send(
+              errorBody(streamedFailure(error, deps.logger, 'chat completion failed')),
+            );
           }
           await sink.sendRaw('[DONE]');
         },
@@ -197,7 +186,6 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
     });
     if (outcome.result.status === 'failed') throw turnFailure(outcome);
     context.header(SESSION_ID_HEADER, outcome.result.sessionId);
-    const usage = outcome.result.usage;
     return context.json({
       id,
       object: 'chat.completion',
@@ -210,11 +198,7 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
           finish_reason: outcome.result.status === 'interrupted' ? 'length' : 'stop',
         },
       ],
-      usage: {
-        prompt_tokens: usage.inputTokens,
-        completion_tokens: usage.outputTokens,
-        total_tokens: usage.inputTokens + usage.outputTokens,
-      },
+      usage: completionUsage(outcome.result.usage),
     });
   });
 }

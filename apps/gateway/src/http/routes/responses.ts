@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { AgentEvent } from '@hermes/agent';
 import {
   forkSession,
   readAllMessages,
@@ -11,6 +10,7 @@ import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
+import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
   type HistoryMessage,
@@ -18,7 +18,7 @@ import {
   resolveApiSession,
   SESSION_ID_HEADER,
 } from '../conversation-input.js';
-import { errorBody, HttpError } from '../errors.js';
+import { errorBody, HttpError, streamedFailure } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { eventStream } from '../sse.js';
 import { modelNameFor } from './info.js';
@@ -221,18 +221,19 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
     };
 
     const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
-    if (reply) {
-      const body = responseBody({
-        id,
-        createdAt,
-        model,
-        request,
-        status: 'completed',
-        text: reply.text,
-        sessionId: session.id,
-      });
-      if (!request.stream) return context.json(body);
-    }
+    // A slash command's answer is the whole response; the model is not called.
+    const replyBody = reply
+      ? responseBody({
+          id,
+          createdAt,
+          model,
+          request,
+          status: 'completed',
+          text: reply.text,
+          sessionId: session.id,
+        })
+      : undefined;
+    if (replyBody && !request.stream) return context.json(replyBody);
 
     if (request.stream) {
       return eventStream(
@@ -279,49 +280,22 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
             });
           let body: ReturnType<typeof responseBody>;
           try {
-            if (reply) {
-              await delta(reply.text);
-              body = responseBody({
-                id,
-                createdAt,
-                model,
-                request,
-                status: 'completed',
-                text: reply.text,
-                sessionId: session.id,
-              });
+            if (replyBody) {
+              await delta(replyBody.output_text);
+              body = replyBody;
             } else {
-              let streamed = '';
-              let separatorDue = false;
               const outcome = await deps.runTurn({
                 runtime,
                 sessionId: session.id,
                 message: prompt,
                 kind: 'api',
                 ephemeralSystemNote: systemNote,
-                onEvent: (event: AgentEvent) => {
-                  if (event.type === 'message.delta') {
-                    const text = separatorDue && streamed !== '' ? `\n\n${event.text}` : event.text;
-                    separatorDue = false;
-                    streamed += text;
-                    void delta(text);
-                  } else if (event.type === 'message.completed' && event.toolCalls.length > 0) {
-                    separatorDue = true;
-                  }
-                },
+                onEvent: assistantTextDeltas((text) => void delta(text)),
               });
               body = await finish(outcome);
             }
           } catch (error) {
-            const failure = HttpError.isInstance(error)
-              ? error
-              : new HttpError({
-                  status: 500,
-                  code: 'internal_error',
-                  message: 'Internal server error',
-                });
-            if (!HttpError.isInstance(error))
-              deps.logger.error({ err: error }, 'response stream failed');
+            const failure = streamedFailure(error, deps.logger, 'response stream failed');
             await emit('error', { ...errorBody(failure).error });
             return;
           }

@@ -2,9 +2,9 @@ import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { RunEvent, RunRecord } from '../../runtime/run-registry.js';
 import { readJsonBody } from '../body.js';
-import { createChatEventRenderer, usageResponse } from '../chat-events.js';
+import { createChatEventRenderer, runStatusOf, usageResponse } from '../chat-events.js';
 import { resolveApiSession } from '../conversation-input.js';
-import { errorBody, HttpError } from '../errors.js';
+import { errorBody, HttpError, streamedFailure } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { eventStream } from '../sse.js';
 import { requireSessionRow, storeOf } from './sessions.js';
@@ -116,12 +116,7 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
         run.usage = usageResponse(result.usage);
         run.messages = outcome.messages;
         run.error = result.error ?? null;
-        const status =
-          result.status === 'interrupted'
-            ? 'cancelled'
-            : result.status === 'failed'
-              ? 'failed'
-              : 'completed';
+        const status = runStatusOf(result);
         emit(`run.${status}`, {
           session_id: result.sessionId,
           message_id: outcome.messageId,
@@ -133,15 +128,7 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
         });
         deps.runs.finish(run, status);
       } catch (error) {
-        const failure = HttpError.isInstance(error)
-          ? error
-          : new HttpError({
-              status: 500,
-              code: 'internal_error',
-              message: 'Internal server error',
-            });
-        if (!HttpError.isInstance(error))
-          deps.logger.error({ err: error, run: run.id }, 'run failed');
+        const failure = streamedFailure(error, deps.logger, 'run failed', { run: run.id });
         run.error = { code: failure.code, message: failure.message };
         emit('error', errorBody(failure));
         emit('run.failed', {

@@ -2,8 +2,8 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
-import { createChatEventRenderer, usageResponse } from '../chat-events.js';
-import { errorBody, HttpError } from '../errors.js';
+import { createChatEventRenderer, runStatusOf, usageResponse } from '../chat-events.js';
+import { errorBody, HttpError, streamedFailure } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { eventStream } from '../sse.js';
 import { requireSessionRow, storeOf } from './sessions.js';
@@ -124,12 +124,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
           onEvent: createChatEventRenderer(send),
         });
         const { result } = outcome;
-        const status =
-          result.status === 'interrupted'
-            ? 'cancelled'
-            : result.status === 'failed'
-              ? 'failed'
-              : 'completed';
+        const status = runStatusOf(result);
         send(`run.${status}`, {
           session_id: result.sessionId,
           message_id: outcome.messageId,
@@ -144,14 +139,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
           runtime: runtimeOf(outcome),
         });
       } catch (error) {
-        const failure = HttpError.isInstance(error)
-          ? error
-          : new HttpError({
-              status: 500,
-              code: 'internal_error',
-              message: 'Internal server error',
-            });
-        if (!HttpError.isInstance(error)) deps.logger.error({ err: error }, 'chat stream failed');
+        const failure = streamedFailure(error, deps.logger, 'chat stream failed');
         send('error', { status: failure.status, ...errorBody(failure) });
       }
       send('done', {});

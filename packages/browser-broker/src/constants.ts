@@ -75,6 +75,13 @@ export const MAX_CONTROLLER_FRAME_BYTES = 4 * 1024 * 1024;
  */
 export const MAX_QUEUED_CONTROLLER_FRAMES = 1024;
 /**
+ * Inbound frames one controller socket may have handled per event-loop turn. Past it the socket
+ * stops being read and the frames already received wait for the next turns, so a controller that
+ * floods cannot hold the loop, while a burst of results (32 commands in flight) is handled in one
+ * turn instead of one turn per frame.
+ */
+export const MAX_CONTROLLER_FRAMES_PER_TURN = 64;
+/**
  * Bytes of replies (heartbeat echoes, acknowledgements, keepalives) a controller may leave
  * unread in the server's socket buffer: two maximum-size frames. A peer past this is not reading
  * while it keeps asking, and its socket is closed with 1008.

@@ -16,10 +16,13 @@ afterEach(async () => {
   gateway = undefined;
 });
 
+let broker: BrowserControlBroker | undefined;
+
 async function start(): Promise<LoopbackGateway> {
   const flags = () => ({ enabled: true, developerMode: false });
+  broker = new BrowserControlBroker({ flags });
   gateway = await startLoopbackGateway({
-    broker: new BrowserControlBroker({ flags }),
+    broker,
     flags,
     apiKey: API_KEY,
     sessions: new Set([SESSION]),
@@ -66,5 +69,45 @@ describe('BrowserControllerClient.detach', () => {
     await expect(stale.detach(200)).rejects.toSatisfy(BrowserControllerConnectionError.isInstance);
     expect(stale.connected).toBe(false);
     await server.connections[0]?.closed;
+  });
+});
+
+describe('BrowserControllerClient command handlers', () => {
+  it('see their signal already aborted when they first read it after the cancel', async () => {
+    const server = await start();
+    let cancelSeen!: () => void;
+    const cancelArrived = new Promise<void>((resolve) => {
+      cancelSeen = resolve;
+    });
+    const abortedAtFirstRead: boolean[] = [];
+    const controller = client(server, {
+      handlers: {
+        // Looks at its signal only once the cancel has been handled.
+        'controller.noop': async (_args, context) => {
+          await cancelArrived;
+          abortedAtFirstRead.push(context.signal.aborted);
+          return 'late';
+        },
+      },
+      onCancel: () => cancelSeen(),
+    });
+    await controller.connect();
+    const scope = broker?.scopeForSession({
+      sessionId: SESSION,
+      principalId: controller.registration?.scope.principal_id,
+      transportFamily: 'local-api',
+    });
+    if (!broker || !scope) throw new Error('the controller did not attach');
+    const running = broker.dispatch({ scope, action: 'controller.noop', toolCallId: 'call-7' });
+    running.catch(() => {});
+    const deadline = performance.now() + 5_000;
+    while (broker.pendingCount === 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(await broker.cancel(scope, 'call-7')).toBe(true);
+    await cancelArrived;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(abortedAtFirstRead).toEqual([true]);
+    await controller.close();
   });
 });

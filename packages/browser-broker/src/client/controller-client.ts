@@ -24,6 +24,34 @@ import {
   RegisterResponseSchema,
 } from '../protocol.js';
 
+/**
+ * A command's cancel switch. The `AbortController` behind the handler's `signal` is made only
+ * when a handler reads it: creating one costs several microseconds, and most handlers finish
+ * without looking. A signal read after a cancel comes back already aborted.
+ */
+class LazyAbort {
+  #controller: AbortController | undefined;
+  #aborted = false;
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
+
+  abort(): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#controller?.abort();
+  }
+}
+
 /** Context a command handler gets: ids from the frame and a signal aborted on cancel. */
 export interface CommandContext {
   readonly commandId: string;
@@ -83,7 +111,7 @@ export class BrowserControllerClient {
   readonly #options: BrowserControllerClientOptions;
   #socket: WebSocket | undefined;
   #registration: RegisterResponse | undefined;
-  readonly #running = new Map<string, AbortController>();
+  readonly #running = new Map<string, LazyAbort>();
   readonly #heartbeats = new Map<string, () => void>();
   #detachWaiters: Array<(error?: Error) => void> = [];
   /** Result frames (JSON text) awaiting an open socket: a command may finish mid-reconnect. */
@@ -327,7 +355,7 @@ export class BrowserControllerClient {
 
   async #run(command: CommandFrame): Promise<void> {
     const { command_id: commandId, action, tool_call_id: toolCallId } = command.params;
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     this.#running.set(commandId, abort);
     let reply: Record<string, unknown>;
     const handler = this.#options.handlers[action];
@@ -337,7 +365,9 @@ export class BrowserControllerClient {
         commandId,
         toolCallId,
         frame: command,
-        signal: abort.signal,
+        get signal() {
+          return abort.signal;
+        },
       });
       reply = { command_id: commandId, ok: true, result };
     } catch (error) {
@@ -351,7 +381,7 @@ export class BrowserControllerClient {
       };
     }
     this.#running.delete(commandId);
-    if (abort.signal.aborted) return;
+    if (abort.aborted) return;
     const text = JSON.stringify({ method: FRAME_RESULT, params: reply });
     // Answer on whichever socket is current: after a reconnect the new one owns the command. With
     // none open (socket lost, or a reconnect in progress) keep it for the next connection.

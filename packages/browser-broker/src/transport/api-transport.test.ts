@@ -13,6 +13,7 @@ import {
   FRAME_DETACH,
   FRAME_HEARTBEAT,
   FRAME_RESULT,
+  MAX_CONTROLLER_FRAMES_PER_TURN,
 } from '../constants.js';
 import { ControllerCancelled, ControllerRejected } from '../errors.js';
 import type { ExtensionControlFlags } from '../flags.js';
@@ -441,6 +442,27 @@ describe('GET /v1/browser-control/ws', () => {
       }),
     );
     await expect(rejected).rejects.toThrow(ControllerRejected);
+  });
+
+  it("answers a burst far past one turn's frame budget in full and in order, then reads on", async () => {
+    await start();
+    const registration = await registerTicket();
+    const socket = await openSocket(ticketProtocols(registration.ticket));
+    const frames = collect(socket);
+    await gateway?.connections[0]?.ready;
+    // Written in one tick, so the server reads far more frames at once than one turn handles:
+    // the rest wait (the socket unread meanwhile) and are handled in the following turns.
+    const burst = MAX_CONTROLLER_FRAMES_PER_TURN * 6;
+    const nonces = Array.from({ length: burst }, (_, index) => `burst-${index}`);
+    for (const nonce of nonces) {
+      socket.send(JSON.stringify({ method: FRAME_HEARTBEAT, params: { nonce } }));
+    }
+    await until(() => frames.length === burst, 'every echo of the burst');
+    expect(frames.map((frame) => frame.params.nonce)).toEqual(nonces);
+    // Reading resumed once the waiting frames were handled.
+    socket.send(JSON.stringify({ method: FRAME_HEARTBEAT, params: { nonce: 'after' } }));
+    await until(() => frames.length === burst + 1, 'the echo after the burst');
+    expect(frames.at(-1)?.params.nonce).toBe('after');
   });
 
   it('sends distinct-nonce keepalive heartbeats until the socket closes', async () => {

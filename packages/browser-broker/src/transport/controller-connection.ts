@@ -1,4 +1,4 @@
-import { WebSocket } from 'ws';
+import { type RawData, WebSocket } from 'ws';
 import type { BrowserControlBroker } from '../broker.js';
 import {
   BROWSER_CONTROL_KEEPALIVE_SECONDS,
@@ -7,6 +7,7 @@ import {
   FRAME_DETACH,
   FRAME_HEARTBEAT,
   FRAME_RESULT,
+  MAX_CONTROLLER_FRAMES_PER_TURN,
   MAX_HEARTBEAT_NONCE_LENGTH,
   MAX_QUEUED_CONTROLLER_FRAMES,
   MAX_UNREAD_CONTROLLER_BYTES,
@@ -42,6 +43,9 @@ const REFUSED_SOCKET_GRACE_MILLISECONDS = 1_000;
 
 type Frame = NonNullable<ReturnType<typeof parseFrameText>>;
 
+/** What a handled slot of the inbox is overwritten with, so the frame's bytes can be collected. */
+const EMPTY_FRAME: RawData = Buffer.alloc(0);
+
 /**
  * Serves one accepted controller socket: attach (the lane becomes routable only when this
  * resolves), owner-gated inbound frames handled in arrival order, an app-level keepalive (MV3
@@ -49,10 +53,11 @@ type Frame = NonNullable<ReturnType<typeof parseFrameText>>;
  * dead peers, and a teardown that disconnects (recoverably) exactly once.
  *
  * Flow control, so one misbehaving peer can never stall the process:
- * - frames are handled synchronously while nothing is in flight; only the frames that take the
- *   controller's send lock (cancel, detach) or arrive before the attach finished wait, in an
- *   explicit queue bounded by `MAX_QUEUED_CONTROLLER_FRAMES` — a peer that overflows it is closed
- *   with 1008;
+ * - frames are handled synchronously while nothing is in flight, at most
+ *   `MAX_CONTROLLER_FRAMES_PER_TURN` per event-loop turn; frames past that budget, behind one
+ *   that takes the controller's send lock (cancel, detach), or before the attach finished wait
+ *   in an explicit queue bounded by `MAX_QUEUED_CONTROLLER_FRAMES` — a peer that overflows it is
+ *   closed with 1008 — and while any wait the socket is not read, so TCP pushes back;
  * - replies (heartbeat echo, detach acknowledgement, keepalive) are written without waiting for
  *   the write to finish, and a peer that lets more than `MAX_UNREAD_CONTROLLER_BYTES` of them pile
  *   up unread is closed with 1008;
@@ -77,7 +82,7 @@ export function serveControllerConnection(
   const refuse = (reason: string) => {
     if (refused) return;
     refused = true;
-    inbox.length = 0;
+    clearInbox();
     warn(`closing a browser controller socket: ${reason}`);
     // Stop parsing what it keeps sending; a peer that does not read will not read the close
     // frame either, so it gets a short grace and is then destroyed.
@@ -132,21 +137,57 @@ export function serveControllerConnection(
     }
   };
 
-  // Frames wait here only while one is in flight (or the attach is); `busy` covers both.
-  const inbox: Frame[] = [];
+  // Frames wait here while one is in flight (or the attach is), and when this turn's budget
+  // is spent; `busy` covers the first two. While any frame waits, the socket is not read.
+  // Raw text frames: they are parsed when handled, so a burst read in one go costs little before
+  // its frames' turns come.
+  const inbox: RawData[] = [];
+  let inboxHead = 0;
+  const queued = () => inbox.length - inboxHead;
+  const clearInbox = () => {
+    inbox.length = 0;
+    inboxHead = 0;
+  };
   let busy = true;
   let drained: () => void = () => {};
   const idle = () =>
-    busy || inbox.length > 0
+    busy || queued() > 0
       ? new Promise<void>((resolve) => {
           drained = resolve;
         })
       : Promise.resolve();
 
+  // The per-turn budget: reset by one immediate per turn in which frames were handled.
+  let turnBudget = MAX_CONTROLLER_FRAMES_PER_TURN;
+  let turnScheduled = false;
+  let readingPaused = false;
+  const nextTurn = () => {
+    turnScheduled = false;
+    turnBudget = MAX_CONTROLLER_FRAMES_PER_TURN;
+    if (!busy) drain();
+  };
+  const spendTurnBudget = () => {
+    turnBudget -= 1;
+    if (!turnScheduled) {
+      turnScheduled = true;
+      setImmediate(nextTurn);
+    }
+  };
+  const pauseReading = () => {
+    if (readingPaused) return;
+    readingPaused = true;
+    socket.pause();
+  };
+
   const drain = () => {
-    while (!refused) {
-      const frame = inbox.shift();
-      if (frame === undefined) break;
+    while (!refused && turnBudget > 0 && queued() > 0) {
+      const data = inbox[inboxHead] as RawData;
+      inbox[inboxHead] = EMPTY_FRAME;
+      inboxHead += 1;
+      if (inboxHead === inbox.length) clearInbox();
+      spendTurnBudget();
+      const frame = parseFrameText(data.toString());
+      if (!frame) continue;
       let pending: Promise<unknown> | undefined;
       try {
         pending = handle(frame);
@@ -164,7 +205,14 @@ export function serveControllerConnection(
         return;
       }
     }
-    inbox.length = 0;
+    if (refused) clearInbox();
+    // The rest waits for the next turn (the immediate is already scheduled); the socket stays
+    // paused until then, so what the peer keeps sending waits in TCP, not here.
+    if (queued() > 0) return;
+    if (readingPaused && !refused) {
+      readingPaused = false;
+      socket.resume();
+    }
     drained();
   };
 
@@ -177,7 +225,7 @@ export function serveControllerConnection(
     (error: unknown) => {
       warn('browser controller attach failed; closing its socket', error);
       refused = true;
-      inbox.length = 0;
+      clearInbox();
       socket.close(1011, 'attach failed');
       busy = false;
       drained();
@@ -186,18 +234,14 @@ export function serveControllerConnection(
 
   socket.on('message', (data, isBinary) => {
     if (isBinary || refused) return;
-    const frame = parseFrameText(data.toString());
-    if (!frame) return;
-    if (!busy && inbox.length === 0) {
-      inbox.push(frame);
-      drain();
-      return;
-    }
-    if (inbox.length >= MAX_QUEUED_CONTROLLER_FRAMES) {
+    if (queued() >= MAX_QUEUED_CONTROLLER_FRAMES) {
       refuse('too many frames waiting to be handled');
       return;
     }
-    inbox.push(frame);
+    inbox.push(data);
+    if (!busy) drain();
+    // Still waiting (a frame in flight, or this turn's budget spent): stop reading.
+    if (queued() > 0) pauseReading();
   });
 
   let keepaliveCount = 0;

@@ -92,10 +92,12 @@ export function createBrowserControlUpgradeHandler(
   const server = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_CONTROLLER_FRAME_BYTES,
-    // One message per event-loop turn per socket: a peer that sends thousands of frames in one
-    // burst cannot hold the loop (every other controller and request is served between its
-    // frames), and while its frames wait ws stops reading its socket, so TCP pushes back on it.
-    allowSynchronousEvents: false,
+    // Messages are emitted as ws parses them; the connection (serveControllerConnection) handles
+    // at most MAX_CONTROLLER_FRAMES_PER_TURN of them per event-loop turn and stops reading the
+    // socket while the rest wait, so a peer that sends thousands of frames in one burst cannot
+    // hold the loop and TCP pushes back on it. (ws's own `allowSynchronousEvents: false` would
+    // allow one message per turn, which made a burst of 32 results take 32 turns.)
+    allowSynchronousEvents: true,
     handleProtocols: (protocols) =>
       protocols.has(BROWSER_CONTROL_SUBPROTOCOL) ? BROWSER_CONTROL_SUBPROTOCOL : false,
     // ws calls this after its own handshake checks and right before it answers 101: the last

@@ -87,4 +87,11 @@ export {
   turnTranscriptMessages,
 } from './transcript-projection.js';
 export { TURN_LEASE_TTL_SECONDS, type TurnLease, type TurnLeaseOptions } from './turn-lease.js';
+export type {
+  BeganTurn,
+  BeginTurnInput,
+  EndedTurn,
+  EndTurnInput,
+  TranscriptMark,
+} from './turn-writes.js';
 export { systemPromptHash, type UsageInput } from './usage.js';

@@ -119,6 +119,16 @@ import {
   type TurnLeaseOptions,
 } from './turn-lease.js';
 import {
+  type BeganTurn,
+  type BeginTurnInput,
+  beginTurn,
+  type EndedTurn,
+  type EndTurnInput,
+  endTurn,
+  readTranscriptMark,
+  type TranscriptMark,
+} from './turn-writes.js';
+import {
   getSessionSystemPrompt,
   recordUsage,
   setSessionSystemPrompt,
@@ -136,6 +146,8 @@ export class SessionStore {
   /** WAL mode: the periodic checkpoints, run off the event loop. */
   readonly #background: BackgroundCheckpoint | undefined;
   #closed = false;
+  /** Transactions that ran a caller's own SQL (see `TranscriptMark.foreignVersion`). */
+  #callerWrites = 0;
   readonly #fts: FtsMaintenance;
   /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
   ftsRecovery: Promise<number> = Promise.resolve(0);
@@ -216,7 +228,10 @@ export class SessionStore {
    * their own rows atomically with the store's (for example an outbox row with a ledger update).
    */
   withWriteTransaction<T>(work: (database: Database) => T): Promise<T> {
-    return this.#write((context) => runCallerCallback(() => work(context.db)));
+    return this.#write((context) => {
+      this.#callerWrites += 1;
+      return runCallerCallback(() => work(context.db));
+    });
   }
 
   // Sessions ---------------------------------------------------------------------------------
@@ -318,6 +333,36 @@ export class SessionStore {
 
   getTurnLease(sessionId: string): TurnLease | null {
     return this.#read((context) => getTurnLease(context, sessionId));
+  }
+
+  /**
+   * A turn's opening writes in one transaction: takes the turn lease (as `acquireTurnLease`),
+   * stores `systemPrompt` (as `setSessionSystemPrompt`; no write when it is already the stored
+   * one) and appends `messages`. Returns null — nothing written — while another live holder has
+   * the lease; otherwise the holder, the new message ids and the session's transcript mark as
+   * committed. All of it commits, or none (a failed append does not leave the lease taken).
+   */
+  beginTurn(sessionId: string, input: BeginTurnInput = {}): Promise<BeganTurn | null> {
+    return this.#writeTranscript((context) =>
+      beginTurn(context, sessionId, input, this.#callerWrites),
+    );
+  }
+
+  /**
+   * A turn's closing writes in one transaction: appends `messages`, adds `usage` (as
+   * `recordUsage`) and releases the lease `releaseLease` holds (as `releaseTurnLease`). All of it
+   * commits, or none: an invalid usage stores no message either.
+   */
+  endTurn(sessionId: string, input: EndTurnInput = {}): Promise<EndedTurn> {
+    return this.#writeTranscript((context) => endTurn(context, sessionId, input));
+  }
+
+  /**
+   * The session's newest active message id and the store's foreign-write version (see
+   * `TranscriptMark`): an index probe and a pragma, a few µs whatever the transcript's length.
+   */
+  getTranscriptMark(sessionId: string): TranscriptMark {
+    return this.#read((context) => readTranscriptMark(context, sessionId, this.#callerWrites));
   }
 
   // Lineage ----------------------------------------------------------------------------------
@@ -596,7 +641,10 @@ export class SessionStore {
     return this.#write((context) => {
       const marked = markObligationDelivered(context, obligationId);
       const alongside = options.alongside;
-      if (marked && alongside) runCallerCallback(() => alongside(context.db));
+      if (marked && alongside) {
+        this.#callerWrites += 1;
+        runCallerCallback(() => alongside(context.db));
+      }
       return marked;
     });
   }

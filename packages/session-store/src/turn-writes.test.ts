@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { openTestStore, reopenStore } from '../test/helpers.js';
+import { runFixture } from '../test/processes.js';
+import { SessionStoreError } from './index.js';
+
+describe('beginTurn / endTurn', () => {
+  it('take the lease, store the prompt and the message in one transaction, and end with reply, usage and release', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const began = await store.beginTurn('s', {
+      systemPrompt: 'be brief',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(began?.holder).toMatch(new RegExp(`^pid=${process.pid} token=`));
+    expect(store.getTurnLease('s')).toMatchObject({ holder: began?.holder, active: true });
+    expect(store.getSessionSystemPrompt('s')).toBe('be brief');
+    const [userId] = began?.messageIds ?? [];
+    expect(store.getMessages('s').map((row) => [row.id, row.content])).toEqual([[userId, 'hello']]);
+    expect(began?.transcript.lastMessageId).toBe(userId);
+
+    const ended = await store.endTurn('s', {
+      messages: [{ role: 'assistant', content: 'hi', finishReason: 'stop' }],
+      usage: { inputTokens: 7, outputTokens: 2, apiCalls: 1, model: 'm' },
+      releaseLease: began?.holder ?? '',
+    });
+    expect(ended.leaseReleased).toBe(true);
+    expect(store.getTurnLease('s')).toBeNull();
+    expect(store.getMessages('s').map((row) => row.content)).toEqual(['hello', 'hi']);
+    expect(store.requireSession('s')).toMatchObject({
+      inputTokens: 7,
+      outputTokens: 2,
+      apiCallCount: 1,
+      model: 'm',
+      messageCount: 2,
+    });
+  });
+
+  it('writes nothing while another live holder has the lease', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    await store.setSessionSystemPrompt('s', 'old prompt');
+    const other = await store.acquireTurnLease('s', { holder: `pid=${process.pid} token=other` });
+    const began = await store.beginTurn('s', {
+      systemPrompt: 'new prompt',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(began).toBeNull();
+    expect(store.getMessages('s')).toEqual([]);
+    expect(store.getSessionSystemPrompt('s')).toBe('old prompt');
+    expect(store.getTurnLease('s')?.holder).toBe(other);
+  });
+
+  it('leaves the lease free when the message cannot be stored (all or nothing)', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    await expect(
+      store.beginTurn('s', {
+        systemPrompt: 'p',
+        messages: [{ role: 'user', content: 42 as unknown as string }],
+      }),
+    ).rejects.toBeInstanceOf(SessionStoreError);
+    expect(store.getTurnLease('s')).toBeNull();
+    expect(store.getSessionSystemPrompt('s')).toBeNull();
+    expect(await store.acquireTurnLease('s')).not.toBeNull();
+  });
+
+  it('stores no reply when the usage is invalid, and keeps the lease (all or nothing)', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const began = await store.beginTurn('s', { messages: [{ role: 'user', content: 'q' }] });
+    await expect(
+      store.endTurn('s', {
+        messages: [{ role: 'assistant', content: 'a' }],
+        usage: { inputTokens: -1 },
+        releaseLease: began?.holder ?? '',
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    expect(store.getMessages('s').map((row) => row.content)).toEqual(['q']);
+    expect(store.getTurnLease('s')?.holder).toBe(began?.holder);
+  });
+
+  it('does not release a lease another holder took over', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const taker = await store.acquireTurnLease('s', { holder: `pid=${process.pid} token=taker` });
+    const ended = await store.endTurn('s', {
+      messages: [{ role: 'assistant', content: 'late' }],
+      releaseLease: `pid=${process.pid} token=expired`,
+    });
+    expect(ended.leaseReleased).toBe(false);
+    expect(store.getTurnLease('s')?.holder).toBe(taker);
+    expect(store.getMessages('s').map((row) => row.content)).toEqual(['late']);
+  });
+});
+
+describe('getTranscriptMark', () => {
+  it('keeps its foreign version through this store’s own writes and names the newest active message', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    await store.createSession({ id: 'other', source: 'cli' });
+    expect(store.getTranscriptMark('s').lastMessageId).toBe(0);
+    const first = store.getTranscriptMark('s');
+    const id = await store.appendMessage('s', { role: 'user', content: 'one' });
+    await store.appendMessage('other', { role: 'user', content: 'elsewhere' });
+    await store.recordUsage('s', { apiCalls: 1 });
+    const began = await store.beginTurn('s', { messages: [{ role: 'user', content: 'two' }] });
+    await store.endTurn('s', { releaseLease: began?.holder ?? '' });
+    const later = store.getTranscriptMark('s');
+    expect(later.foreignVersion).toBe(first.foreignVersion);
+    expect(began?.transcript).toEqual(later);
+    expect(later.lastMessageId).toBe(began?.messageIds[0]);
+    expect(later.lastMessageId).toBeGreaterThan(id);
+  });
+
+  it('changes its foreign version when another store handle writes', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const before = store.getTranscriptMark('s');
+    const other = await reopenStore(databasePath);
+    await other.appendMessage('s', { role: 'user', content: 'from the other handle' });
+    const after = store.getTranscriptMark('s');
+    expect(after.foreignVersion).not.toBe(before.foreignVersion);
+    expect(after.lastMessageId).toBe(other.getTranscriptMark('s').lastMessageId);
+  });
+
+  it('changes its foreign version when another process writes', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const before = store.getTranscriptMark('s');
+    const child = await runFixture('append-message.ts', [databasePath, 's', 'from afar']);
+    const exit = await child.exited;
+    expect(exit.code, child.stderr()).toBe(0);
+    const after = store.getTranscriptMark('s');
+    expect(after.foreignVersion).not.toBe(before.foreignVersion);
+    expect(store.getMessages('s').at(-1)).toMatchObject({
+      id: after.lastMessageId,
+      content: 'from afar',
+    });
+  });
+
+  it('changes its foreign version when a caller’s own SQL runs, and skips inactive rows', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const [first, second] = await store.appendMessages('s', [
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ]);
+    const before = store.getTranscriptMark('s');
+    expect(before.lastMessageId).toBe(second);
+    await store.withWriteTransaction((database) =>
+      database.prepare('UPDATE messages SET active = 0 WHERE id = ?').run(second),
+    );
+    const after = store.getTranscriptMark('s');
+    expect(after.foreignVersion).not.toBe(before.foreignVersion);
+    expect(after.lastMessageId).toBe(first);
+  });
+});

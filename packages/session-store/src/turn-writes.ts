@@ -1,0 +1,119 @@
+import { insertMessages, type MessageInput } from './messages.js';
+import type { StoreContext } from './store-context.js';
+import { acquireTurnLease, releaseTurnLease, type TurnLeaseOptions } from './turn-lease.js';
+import { recordUsage, setSessionSystemPrompt, systemPromptHash, type UsageInput } from './usage.js';
+
+/**
+ * Where a session's active transcript stood at a point in time, for a caller that keeps the
+ * transcript in memory between turns. `foreignVersion` stays the same while every commit was this
+ * store's own through its methods — which only ever append messages to an existing session — and
+ * changes once another connection or process commits, or a caller's own SQL runs
+ * (`withWriteTransaction`, `completeObligation`'s `alongside`). So with two marks of one session
+ * that carry the same `foreignVersion`, the later transcript is the earlier one plus the rows with
+ * ids above the earlier `lastMessageId`; with different ones, reload it.
+ */
+export interface TranscriptMark {
+  /** The newest active message's id (0 when there is none). */
+  readonly lastMessageId: number;
+  readonly foreignVersion: string;
+}
+
+export interface BeginTurnInput {
+  /** Stored as the session's system prompt (skipped when it is already the stored one). */
+  readonly systemPrompt?: string;
+  /** Appended after the lease is taken: the turn's user message (or an injected one). */
+  readonly messages?: readonly MessageInput[];
+  readonly lease?: TurnLeaseOptions;
+}
+
+export interface BeganTurn {
+  /** The turn lease holder; release it with `endTurn({ releaseLease })` or `releaseTurnLease`. */
+  readonly holder: string;
+  readonly messageIds: number[];
+  /** The session's transcript including `messages`, as committed. */
+  readonly transcript: TranscriptMark;
+}
+
+export interface EndTurnInput {
+  /** Appended first (the turn's last reply). */
+  readonly messages?: readonly MessageInput[];
+  /** Added to the session's counters, as `recordUsage`. */
+  readonly usage?: UsageInput;
+  /** The turn lease holder to release (keyed by the session's lineage root, as `releaseTurnLease`). */
+  readonly releaseLease?: string;
+}
+
+export interface EndedTurn {
+  readonly messageIds: number[];
+  /** False when the lease was no longer this holder's (expired and taken over) or not given. */
+  readonly leaseReleased: boolean;
+}
+
+/**
+ * `foreignVersion` is `PRAGMA data_version` (changed by other connections' commits only) and the
+ * store's count of caller-SQL writes. Read inside the write transaction, it names exactly the
+ * state the transaction saw. One index probe from the newest row.
+ */
+export function readTranscriptMark(
+  context: StoreContext,
+  sessionId: string,
+  callerWrites: number,
+): TranscriptMark {
+  const lastMessageId =
+    (context
+      .statement(
+        'SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id DESC LIMIT 1',
+      )
+      .pluck()
+      .get(sessionId) as number | undefined) ?? 0;
+  const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
+  return { lastMessageId, foreignVersion: `${dataVersion}.${callerWrites}` };
+}
+
+/** The stored prompt, written only when it changed (the hash is compared first). */
+function storeSystemPrompt(context: StoreContext, sessionId: string, prompt: string): void {
+  const stored = context
+    .statement('SELECT system_prompt_hash FROM sessions WHERE id = ?')
+    .pluck()
+    .get(sessionId) as string | null | undefined;
+  if (stored !== undefined && stored !== null && stored === systemPromptHash(prompt)) return;
+  setSessionSystemPrompt(context, sessionId, prompt);
+}
+
+/**
+ * Takes the turn lease, stores the system prompt and appends the turn's first messages — call
+ * inside one write transaction. Returns null (having written nothing) while another live holder
+ * has the lease; any failure after the lease was taken rolls the lease back with the rest.
+ */
+export function beginTurn(
+  context: StoreContext,
+  sessionId: string,
+  input: BeginTurnInput,
+  callerWrites: number,
+): BeganTurn | null {
+  const holder = acquireTurnLease(context, sessionId, input.lease ?? {});
+  if (holder === null) return null;
+  if (input.systemPrompt !== undefined) storeSystemPrompt(context, sessionId, input.systemPrompt);
+  const messageIds =
+    input.messages && input.messages.length > 0
+      ? insertMessages(context, sessionId, input.messages)
+      : [];
+  return { holder, messageIds, transcript: readTranscriptMark(context, sessionId, callerWrites) };
+}
+
+/**
+ * Appends the turn's last messages, records its usage and releases its lease — call inside one
+ * write transaction: all of it commits, or none.
+ */
+export function endTurn(context: StoreContext, sessionId: string, input: EndTurnInput): EndedTurn {
+  const messageIds =
+    input.messages && input.messages.length > 0
+      ? insertMessages(context, sessionId, input.messages)
+      : [];
+  if (input.usage !== undefined) recordUsage(context, sessionId, input.usage);
+  const leaseReleased =
+    input.releaseLease === undefined
+      ? false
+      : releaseTurnLease(context, sessionId, input.releaseLease);
+  return { messageIds, leaseReleased };
+}

@@ -1,6 +1,8 @@
 // Benchmarks of the built bridge (dist/bin.js), each against a baseline measured in the same run:
 //  1. round trip of `profiles.list` over stdio vs a bare JSON echo child over stdio;
 //  2. the same over WebSocket vs a bare `ws` echo server (a child process too);
+//     (both also time a method the bridge does not have, whose -32601 answer takes the transport
+//     and framing path without a method behind it: what the transport costs on its own);
 //  3. event latency: from the moment the (local, scripted) model server writes a streamed chunk to
 //     the moment the front end has parsed the matching `message.delta` event — the agent's SSE
 //     parsing, the event mapping, serialisation and the pipe/socket are all inside it.
@@ -132,24 +134,37 @@ async function roundTrips(client, method, count) {
   return samples;
 }
 
-/** Alternating blocks so load changes on the shared machine hit both sides alike. */
+/**
+ * A method the bridge does not have: its answer (-32601) takes the same path as any request —
+ * line framing, JSON parsing, the envelope check, serialising the reply, the write — without a
+ * method behind it. Its round trip is what the transport and framing cost on their own.
+ */
+const UNKNOWN_METHOD = 'bench.no_such_method';
+
+/** Alternating blocks so load changes on the shared machine hit all sides alike. */
 async function compare(label, subject, baseline) {
   await roundTrips(subject, 'profiles.list', 100); // warm-up
   await roundTrips(baseline, 'profiles.list', 100);
+  await roundTrips(subject, UNKNOWN_METHOD, 100);
   const ours = [];
+  const framing = [];
   const bare = [];
   for (let block = 0; block < BLOCKS; block += 1) {
     ours.push(...(await roundTrips(subject, 'profiles.list', PER_BLOCK)));
+    framing.push(...(await roundTrips(subject, UNKNOWN_METHOD, PER_BLOCK)));
     bare.push(...(await roundTrips(baseline, 'echo', PER_BLOCK)));
   }
   const result = {
     label,
     bridgeP50: percentile(ours, 50),
     bridgeP99: percentile(ours, 99),
+    framingP50: percentile(framing, 50),
+    framingP99: percentile(framing, 99),
     echoP50: percentile(bare, 50),
     echoP99: percentile(bare, 99),
   };
   result.ratio = result.bridgeP50 / result.echoP50;
+  result.framingRatio = result.framingP50 / result.echoP50;
   return result;
 }
 
@@ -275,6 +290,16 @@ async function main() {
     for (const row of [stdio, ws]) {
       console.log(
         `| ${row.label} | ${fmt(row.bridgeP50)} | ${fmt(row.bridgeP99)} | ${fmt(row.echoP50)} | ${fmt(row.echoP99)} | ${row.ratio.toFixed(2)}× | ≤ 2× |`,
+      );
+    }
+    console.log(
+      `\nThe same transports answering a method the bridge does not have (${UNKNOWN_METHOD} → -32601): framing, parsing, envelope check and reply without a method:`,
+    );
+    console.log('| transport | framing p50 | framing p99 | echo p50 | ratio p50 |');
+    console.log('| --- | --- | --- | --- | --- |');
+    for (const row of [stdio, ws]) {
+      console.log(
+        `| ${row.label} | ${fmt(row.framingP50)} | ${fmt(row.framingP99)} | ${fmt(row.echoP50)} | ${row.framingRatio.toFixed(2)}× |`,
       );
     }
     console.log(

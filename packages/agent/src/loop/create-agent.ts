@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { getHermesHome, getSecret } from '@hermes/config';
-import { TURN_LEASE_TTL_SECONDS } from '@hermes/session-store';
+import {
+  type MessageInput,
+  SessionStoreError,
+  type TranscriptMark,
+  TURN_LEASE_TTL_SECONDS,
+  type UsageInput,
+} from '@hermes/session-store';
 import { compressSession } from '../compression/compress-session.js';
 import { CHARS_PER_TOKEN, messageChars } from '../compression/estimate-tokens.js';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
@@ -13,19 +19,19 @@ import {
   type Usage,
 } from '../model/chat-message.js';
 import type { FunctionSchema } from '../model/function-schema.js';
-import { createModelClient } from '../model/model-client.js';
+import { createModelClient, type ModelClient } from '../model/model-client.js';
 import type { ModelRoute } from '../model/model-route.js';
 import { DEFAULT_CONTEXT_LENGTH } from '../model/provider-catalog.js';
 import { resolveFallbackRoutes } from '../model/resolve-fallback-routes.js';
 import { resolveRuntimeProvider } from '../model/resolve-runtime-provider.js';
-import { buildSystemPrompt } from '../prompt/system-prompt.js';
+import { SystemPromptCache } from '../prompt/system-prompt.js';
 import { BUILTIN_TOOLS } from '../tools/builtin-tools.js';
 import type { ApprovalDecision, ToolContext } from '../tools/tool-context.js';
 import { createToolRegistry } from '../tools/tool-registry.js';
 import { listToolsets, resolveToolNames } from '../tools/toolsets.js';
 import type { Agent, CreateAgentOptions, RunTurnOptions, TurnResult } from './agent-types.js';
 import { runToolCalls } from './run-tool-calls.js';
-import { loadMessages, rowsToMessages } from './transcript.js';
+import { TranscriptCache } from './transcript.js';
 
 /** The final answer when the model ends a turn with nothing to say (the reference's sentinel). */
 export const EMPTY_RESPONSE_SENTINEL = '(empty)';
@@ -33,6 +39,12 @@ export const EMPTY_RESPONSE_SENTINEL = '(empty)';
 /** Sent (never stored) with the grace call after the iteration budget is spent. */
 export const GRACE_CALL_NOTE =
   'You have used every tool-calling step allowed for this turn. Do not call tools. Reply now with your final answer: what you did, what you found, and what is left.';
+
+/** What a turn's opening transaction stored. */
+interface Opened {
+  readonly messageId?: number;
+  readonly transcript: TranscriptMark;
+}
 
 type Emit = (event: DistributiveOmit<AgentEvent, 'runId' | 'sessionId'>) => void;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -66,7 +78,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
       parameters: definition?.parameters ?? tool.jsonSchema,
     };
   });
+  // Constant per agent: the tools' share of the prompt-size estimate.
+  let toolChars = 0;
+  for (const schema of toolSchemas) toolChars += JSON.stringify(schema).length;
   const sessionStates = new Map<string, Map<string, unknown>>();
+  const prompts = new SystemPromptCache();
+  const transcripts = new TranscriptCache(store);
+  let modelClient: ModelClient | undefined;
   let routes:
     | { main: ModelRoute; fallbacks: readonly ModelRoute[]; warnings: string[] }
     | undefined;
@@ -132,6 +150,16 @@ export function createAgent(options: CreateAgentOptions): Agent {
     runTurn: (turnOptions) => runTurn(turnOptions),
   };
 
+  const clientFor = (main: ModelRoute, fallbacks: readonly ModelRoute[]): ModelClient => {
+    // One client per agent (its SDK clients and connections are reused turn after turn).
+    modelClient ??= createModelClient({
+      routes: [main, ...fallbacks],
+      maxRetries: options.maxRetries ?? config.agent.apiMaxRetries,
+      stream: options.stream ?? config.agent.stream,
+    });
+    return modelClient;
+  };
+
   async function runTurn(turnOptions: RunTurnOptions): Promise<TurnResult> {
     const { main, fallbacks, warnings } = resolveRoutes();
     if (!store.getSession(turnOptions.sessionId))
@@ -140,16 +168,68 @@ export function createAgent(options: CreateAgentOptions): Agent {
         message: AGENT_ERROR_MESSAGES.sessionNotFound(turnOptions.sessionId),
       });
     const sessionId = store.getCompressionTip(turnOptions.sessionId);
-    const holder = await store.acquireTurnLease(sessionId);
+    const turnCwd = turnOptions.cwd ?? cwd;
+    // Built before the lease so that the prompt and the user message are stored in the lease's
+    // transaction; a failure to build it fails the turn inside the lease, as any other.
+    let prompt: { text: string } | { error: unknown };
+    try {
+      prompt = {
+        text:
+          options.systemPrompt ??
+          (await prompts.build({
+            home,
+            cwd: turnCwd,
+            ...(options.identity === undefined ? {} : { identity: options.identity }),
+            ...(options.systemPromptParts ? { parts: options.systemPromptParts } : {}),
+            ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
+          })),
+      };
+    } catch (error) {
+      prompt = { error };
+    }
+    const userMessage: MessageInput | undefined =
+      turnOptions.message === undefined
+        ? undefined
+        : {
+            role: 'user',
+            content: turnOptions.message,
+            ...(turnOptions.displayKind ? { displayKind: turnOptions.displayKind } : {}),
+          };
+    // One transaction: the lease, the prompt and the user message. Should it fail (short of
+    // the database staying locked), the lease is taken alone and the turn stores the rest one
+    // write at a time, reporting what fails as a failed turn.
+    let opened: Opened | undefined;
+    let holder: string | null;
+    const began = await store
+      .beginTurn(
+        sessionId,
+        'text' in prompt
+          ? { systemPrompt: prompt.text, ...(userMessage ? { messages: [userMessage] } : {}) }
+          : {},
+      )
+      .catch((error: unknown) => {
+        if (SessionStoreError.isInstance(error) && error.code === 'database_locked') throw error;
+        return undefined;
+      });
+    if (began === undefined) {
+      holder = await store.acquireTurnLease(sessionId);
+    } else {
+      holder = began?.holder ?? null;
+      if (began && 'text' in prompt)
+        opened = {
+          ...(userMessage ? { messageId: began.messageIds[0] } : {}),
+          transcript: began.transcript,
+        };
+    }
     if (holder === null)
       throw new AgentError({
         code: 'session_busy',
         message: AGENT_ERROR_MESSAGES.sessionBusy(turnOptions.sessionId),
       });
-    let current = sessionId;
+    const lease = { holder, sessionId, released: false };
     const renew = setInterval(
       () => {
-        store.renewTurnLease(current, holder).catch(() => {});
+        store.renewTurnLease(lease.sessionId, holder).catch(() => {});
       },
       (TURN_LEASE_TTL_SECONDS * 1000) / 3,
     );
@@ -161,13 +241,15 @@ export function createAgent(options: CreateAgentOptions): Agent {
         fallbacks,
         warnings,
         sessionId,
-        onSessionChange: (next) => {
-          current = next;
-        },
+        turnCwd,
+        prompt,
+        userMessage,
+        opened,
+        lease,
       });
     } finally {
       clearInterval(renew);
-      await store.releaseTurnLease(current, holder).catch(() => {});
+      if (!lease.released) await store.releaseTurnLease(lease.sessionId, holder).catch(() => {});
     }
   }
 
@@ -177,12 +259,17 @@ export function createAgent(options: CreateAgentOptions): Agent {
     fallbacks: readonly ModelRoute[];
     warnings: readonly string[];
     sessionId: string;
-    onSessionChange: (sessionId: string) => void;
+    turnCwd: string;
+    prompt: { text: string } | { error: unknown };
+    userMessage: MessageInput | undefined;
+    /** What `beginTurn` stored (absent when it failed and the turn stores it itself). */
+    opened: Opened | undefined;
+    /** The turn lease: follows the session into a compression child; `released` once let go. */
+    lease: { readonly holder: string; sessionId: string; released: boolean };
   }): Promise<TurnResult> {
-    const { turnOptions, main } = input;
+    const { turnOptions, main, turnCwd, lease } = input;
     const runId = `run_${randomBytes(8).toString('hex')}`;
     const signal = turnOptions.signal ?? new AbortController().signal;
-    const turnCwd = turnOptions.cwd ?? cwd;
     const usage = emptyUsage();
     let sessionId = input.sessionId;
     const emit: Emit = (event) => {
@@ -206,28 +293,53 @@ export function createAgent(options: CreateAgentOptions): Agent {
       emit({ type: 'warning', code: 'fallback_skipped', message: warning });
 
     let partial = '';
+    const usageInput = (): UsageInput => ({
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
+      reasoningTokens: usage.reasoningTokens,
+      apiCalls: usage.apiCalls,
+      ...(main.model ? { model: main.model } : {}),
+      billingProvider: main.provider,
+      billingBaseUrl: main.baseUrl,
+      ...(usage.toolCalls > 0 ? { toolNames: [...usedTools] } : {}),
+    });
+    let usageRecorded = false;
+    /**
+     * Stores the turn's last messages, its usage and the lease's release in one transaction.
+     * Should that fail, the messages are stored alone (a failure there fails the turn as
+     * before), and `finish` records the usage and the lease is released on their own.
+     */
+    const storeLast = async (messages: readonly MessageInput[]): Promise<number[]> => {
+      try {
+        const ended = await store.endTurn(sessionId, {
+          messages,
+          usage: usageInput(),
+          releaseLease: lease.holder,
+        });
+        usageRecorded = true;
+        lease.released = true;
+        return ended.messageIds;
+      } catch {
+        return await store.appendMessages(sessionId, messages);
+      }
+    };
     const finish = async (
       result: Omit<TurnResult, 'runId' | 'sessionId' | 'usage'>,
     ): Promise<TurnResult> => {
-      try {
-        await store.recordUsage(sessionId, {
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens,
-          reasoningTokens: usage.reasoningTokens,
-          apiCalls: usage.apiCalls,
-          ...(main.model ? { model: main.model } : {}),
-          billingProvider: main.provider,
-          billingBaseUrl: main.baseUrl,
-          ...(usage.toolCalls > 0 ? { toolNames: [...usedTools] } : {}),
-        });
-      } catch (error) {
-        emit({
-          type: 'warning',
-          code: 'usage_not_recorded',
-          message: error instanceof Error ? error.message : String(error),
-        });
+      if (!usageRecorded) {
+        try {
+          await store.endTurn(sessionId, { usage: usageInput(), releaseLease: lease.holder });
+          usageRecorded = true;
+          lease.released = true;
+        } catch (error) {
+          emit({
+            type: 'warning',
+            code: 'usage_not_recorded',
+            message: error instanceof Error ? error.message : String(error),
+          });
+        }
       }
       const usageCopy = { ...usage };
       if (result.status === 'completed')
@@ -250,38 +362,23 @@ export function createAgent(options: CreateAgentOptions): Agent {
     const usedTools = new Set<string>();
 
     try {
-      const systemPrompt =
-        options.systemPrompt ??
-        (await buildSystemPrompt({
-          home,
-          cwd: turnCwd,
-          ...(options.identity === undefined ? {} : { identity: options.identity }),
-          ...(options.systemPromptParts ? { parts: options.systemPromptParts } : {}),
-          ...(options.skipContextFiles ? { skipContextFiles: true } : {}),
-        }));
-      await store.setSessionSystemPrompt(sessionId, systemPrompt);
-      if (turnOptions.message !== undefined) {
-        const messageId = await store.appendMessage(sessionId, {
-          role: 'user',
-          content: turnOptions.message,
-          ...(turnOptions.displayKind ? { displayKind: turnOptions.displayKind } : {}),
-        });
-        await turnOptions.onMessageStored?.(messageId);
+      if ('error' in input.prompt) throw input.prompt.error;
+      const systemPrompt = input.prompt.text;
+      let messageId = input.opened?.messageId;
+      if (!input.opened) {
+        await store.setSessionSystemPrompt(sessionId, systemPrompt);
+        if (input.userMessage) messageId = await store.appendMessage(sessionId, input.userMessage);
       }
-      let history = rowsToMessages(loadMessages(store, sessionId));
+      if (messageId !== undefined) await turnOptions.onMessageStored?.(messageId);
+      const loaded = transcripts.load(sessionId, input.opened?.transcript);
+      let history = loaded.messages;
       // The prompt-size estimate grows with the history instead of re-serialising it per call.
-      let historyChars = 0;
-      for (const message of history) historyChars += messageChars(message);
+      let historyChars = loaded.chars;
       const remember = (message: ChatMessage) => {
         history.push(message);
         historyChars += messageChars(message);
       };
-      const client = createModelClient({
-        routes: [main, ...input.fallbacks],
-        maxRetries: options.maxRetries ?? config.agent.apiMaxRetries,
-        stream: options.stream ?? config.agent.stream,
-        onNotice: (notice) => emit(notice),
-      });
+      const client = clientFor(main, input.fallbacks);
       const system = turnOptions.ephemeralSystemNote
         ? `${systemPrompt}\n\n${turnOptions.ephemeralSystemNote}`
         : systemPrompt;
@@ -297,8 +394,6 @@ export function createAgent(options: CreateAgentOptions): Agent {
           : Number.POSITIVE_INFINITY,
       );
       const systemChars = messageChars({ role: 'system', content: system });
-      let toolChars = 0;
-      for (const schema of toolSchemas) toolChars += JSON.stringify(schema).length;
       // What the last model reply said, returned when a caller stops the turn between calls.
       let lastContent = '';
       const steered = new Map<string, string>();
@@ -330,11 +425,11 @@ export function createAgent(options: CreateAgentOptions): Agent {
             });
             const from = sessionId;
             sessionId = compressed.childSessionId;
-            input.onSessionChange(sessionId);
+            lease.sessionId = sessionId;
             await store.setSessionSystemPrompt(sessionId, systemPrompt);
-            history = rowsToMessages(loadMessages(store, sessionId));
-            historyChars = 0;
-            for (const message of history) historyChars += messageChars(message);
+            const reloaded = transcripts.load(sessionId);
+            history = reloaded.messages;
+            historyChars = reloaded.chars;
             emit({
               type: 'session.compressed',
               fromSessionId: from,
@@ -363,17 +458,20 @@ export function createAgent(options: CreateAgentOptions): Agent {
             turn,
             onTextDelta: (text) => emit({ type: 'message.delta', text }),
             onReasoningDelta: (text) => emit({ type: 'reasoning.delta', text }),
+            onNotice: (notice) => emit(notice),
           });
         } catch (error) {
           if (AgentError.isInstance(error) && error.code === 'interrupted') {
             partial = turn.content;
             if (partial !== '' || turn.reasoning !== '')
-              await store.appendMessage(sessionId, {
-                role: 'assistant',
-                content: partial,
-                ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
-                finishReason: 'interrupted',
-              });
+              await storeLast([
+                {
+                  role: 'assistant',
+                  content: partial,
+                  ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
+                  finishReason: 'interrupted',
+                },
+              ]);
             return await finish(interrupted(partial));
           }
           return await finish(failed(error));
@@ -382,17 +480,22 @@ export function createAgent(options: CreateAgentOptions): Agent {
         addUsage(usage, turn.usage);
         // A model that calls tools during the grace call gets no tools run.
         const toolCalls = grace ? [] : turn.toolCalls;
-        const messageId = await store.appendMessage(sessionId, {
+        const reply: MessageInput = {
           role: 'assistant',
           content: turn.content,
           ...(toolCalls.length > 0 ? { toolCalls } : {}),
           ...(turn.reasoning ? { reasoning: turn.reasoning } : {}),
           ...(turn.reasoningItems.length > 0 ? { codexReasoningItems: turn.reasoningItems } : {}),
           finishReason: turn.finishReason,
-        });
+        };
+        // The final reply is stored with the usage and the lease's release (one transaction).
+        const [replyId = 0] =
+          toolCalls.length === 0
+            ? await storeLast([reply])
+            : [await store.appendMessage(sessionId, reply)];
         emit({
           type: 'message.completed',
-          messageId,
+          messageId: replyId,
           content: turn.content,
           reasoning: turn.reasoning,
           toolCalls,

@@ -3,7 +3,9 @@ import {
   type MessageInput,
   type MessageRecord,
   type SessionStore,
+  type TranscriptMark,
 } from '@hermes/session-store';
+import { messageChars } from '../compression/estimate-tokens.js';
 import { TOOL_ERROR_MESSAGES } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../model/chat-message.js';
 
@@ -16,71 +18,162 @@ function parseJson<T>(text: string | null): T | undefined {
   }
 }
 
-/** Every active message of a session, oldest first (paged through the store's limit). */
-export function loadMessages(store: SessionStore, sessionId: string): MessageRecord[] {
+/**
+ * Every active message of a session, oldest first (paged through the store's limit); with
+ * `afterId`, only those with a greater id.
+ */
+export function loadMessages(store: SessionStore, sessionId: string, afterId = 0): MessageRecord[] {
   const rows: MessageRecord[] = [];
+  let after = afterId;
   for (;;) {
     const page = store.getMessages(sessionId, {
       limit: MESSAGES_MAX_LIMIT,
-      ...(rows.length > 0 ? { afterId: (rows[rows.length - 1] as MessageRecord).id } : {}),
+      ...(after > 0 ? { afterId: after } : {}),
     });
-    rows.push(...page);
+    for (const row of page) rows.push(row);
     if (page.length < MESSAGES_MAX_LIMIT) return rows;
+    after = (page[page.length - 1] as MessageRecord).id;
   }
 }
 
 /**
- * Stored rows → the conversation the model sees. The transcript is repaired on the way: an
- * assistant tool call without a stored result (the process died, or the turn was stopped,
- * mid-call) gets a synthetic error result, and a tool result without its call is dropped, so a
- * transcript cut at any point is still a valid request.
+ * Stored rows → the conversation the model sees, fed in id order and extendable: a turn's
+ * history is the rows already converted plus the ones stored since (see `TranscriptCache`).
+ * The transcript is repaired on the way: an assistant tool call without a stored result (the
+ * process died, or the turn was stopped, mid-call) gets a synthetic error result, and a tool
+ * result without its call is dropped, so a transcript cut at any point is still a valid request.
  */
-export function rowsToMessages(rows: readonly MessageRecord[]): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  // Calls of the latest assistant message that have no result yet, in call order.
-  let open: string[] = [];
-  const closeOpenCalls = () => {
-    for (const id of open)
-      messages.push({
-        role: 'tool',
-        tool_call_id: id,
-        content: JSON.stringify({ error: TOOL_ERROR_MESSAGES.noResultRecorded }),
-      });
-    open = [];
-  };
-  for (const row of rows) {
-    const content = row.apiContent ?? row.content ?? '';
-    if (row.role === 'tool') {
-      if (!row.toolCallId || !open.includes(row.toolCallId)) continue;
-      open = open.filter((id) => id !== row.toolCallId);
-      messages.push({
-        role: 'tool',
-        tool_call_id: row.toolCallId,
-        content,
-        ...(row.toolName ? { tool_name: row.toolName } : {}),
-      });
-      continue;
-    }
-    closeOpenCalls();
-    if (row.role === 'assistant') {
-      const toolCalls = parseJson<ToolCall[]>(row.toolCalls) ?? [];
-      const reasoningItems = parseJson<unknown[]>(row.codexReasoningItems);
-      messages.push({
-        role: 'assistant',
-        content: content === '' && toolCalls.length > 0 ? null : content,
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        ...(row.reasoning ? { reasoning: row.reasoning } : {}),
-        ...(reasoningItems && reasoningItems.length > 0
-          ? { codex_reasoning_items: reasoningItems }
-          : {}),
-      });
-      open = toolCalls.map((call) => call.id);
-    } else if (row.role === 'user' || row.role === 'system') {
-      messages.push({ role: row.role, content });
+export class TranscriptBuilder {
+  readonly #messages: ChatMessage[] = [];
+  /** Calls of the latest assistant message that have no result yet, in call order. */
+  #open: string[] = [];
+  /** Serialised characters of the converted messages (the prompt-size estimate's unit). */
+  #chars = 0;
+  /** The id of the last row fed (0 before any). */
+  lastRowId = 0;
+
+  #push(message: ChatMessage): void {
+    this.#messages.push(message);
+    this.#chars += messageChars(message);
+  }
+
+  #closeOpenCalls(): void {
+    for (const id of this.#open) this.#push(missingResult(id));
+    this.#open = [];
+  }
+
+  /** Feeds rows newer than every row fed so far, oldest first. */
+  add(rows: readonly MessageRecord[]): void {
+    for (const row of rows) {
+      this.lastRowId = row.id;
+      const content = row.apiContent ?? row.content ?? '';
+      if (row.role === 'tool') {
+        if (!row.toolCallId || !this.#open.includes(row.toolCallId)) continue;
+        this.#open = this.#open.filter((id) => id !== row.toolCallId);
+        this.#push({
+          role: 'tool',
+          tool_call_id: row.toolCallId,
+          content,
+          ...(row.toolName ? { tool_name: row.toolName } : {}),
+        });
+        continue;
+      }
+      this.#closeOpenCalls();
+      if (row.role === 'assistant') {
+        const toolCalls = parseJson<ToolCall[]>(row.toolCalls) ?? [];
+        const reasoningItems = parseJson<unknown[]>(row.codexReasoningItems);
+        this.#push({
+          role: 'assistant',
+          content: content === '' && toolCalls.length > 0 ? null : content,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          ...(row.reasoning ? { reasoning: row.reasoning } : {}),
+          ...(reasoningItems && reasoningItems.length > 0
+            ? { codex_reasoning_items: reasoningItems }
+            : {}),
+        });
+        this.#open = toolCalls.map((call) => call.id);
+      } else if (row.role === 'user' || row.role === 'system') {
+        this.#push({ role: row.role, content });
+      }
     }
   }
-  closeOpenCalls();
-  return messages;
+
+  /**
+   * The conversation so far (a new array; the messages are shared and never changed), the
+   * trailing calls without a result answered, and its size in serialised characters.
+   */
+  snapshot(): { messages: ChatMessage[]; chars: number } {
+    const messages = this.#messages.slice();
+    let chars = this.#chars;
+    for (const id of this.#open) {
+      const message = missingResult(id);
+      messages.push(message);
+      chars += messageChars(message);
+    }
+    return { messages, chars };
+  }
+}
+
+function missingResult(toolCallId: string): ChatMessage {
+  return {
+    role: 'tool',
+    tool_call_id: toolCallId,
+    content: JSON.stringify({ error: TOOL_ERROR_MESSAGES.noResultRecorded }),
+  };
+}
+
+/** Stored rows → the conversation the model sees (see `TranscriptBuilder`). */
+export function rowsToMessages(rows: readonly MessageRecord[]): ChatMessage[] {
+  const builder = new TranscriptBuilder();
+  builder.add(rows);
+  return builder.snapshot().messages;
+}
+
+const MAX_CACHED_TRANSCRIPTS = 16;
+
+/**
+ * The conversations of the sessions an agent served last, kept converted between turns, so a
+ * turn reads only the rows stored since the previous one instead of the whole transcript. The
+ * store stays the truth: each load compares the store's `TranscriptMark` with the one the cached
+ * rows were read under, reads the rows after the last one seen when only this store's own
+ * methods wrote since (they only ever append), and reads everything again when another
+ * connection or process committed, or a caller's own SQL ran, in between.
+ */
+export class TranscriptCache {
+  readonly #store: SessionStore;
+  readonly #entries = new Map<string, { builder: TranscriptBuilder; foreignVersion: string }>();
+
+  constructor(store: SessionStore) {
+    this.#store = store;
+  }
+
+  /**
+   * The session's conversation and its size in serialised characters. `mark` is one taken
+   * inside the write that just committed (`beginTurn`); without it the mark is read now.
+   */
+  load(sessionId: string, mark?: TranscriptMark): { messages: ChatMessage[]; chars: number } {
+    // Read before the rows: a commit after it changes the version the next load compares.
+    const current = mark ?? this.#store.getTranscriptMark(sessionId);
+    let entry = this.#entries.get(sessionId);
+    if (
+      entry &&
+      entry.foreignVersion === current.foreignVersion &&
+      entry.builder.lastRowId <= current.lastMessageId
+    ) {
+      entry.builder.add(loadMessages(this.#store, sessionId, entry.builder.lastRowId));
+      this.#entries.delete(sessionId);
+    } else {
+      entry = { builder: new TranscriptBuilder(), foreignVersion: current.foreignVersion };
+      entry.builder.add(loadMessages(this.#store, sessionId));
+    }
+    entry.foreignVersion = current.foreignVersion;
+    this.#entries.set(sessionId, entry);
+    if (this.#entries.size > MAX_CACHED_TRANSCRIPTS) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    return entry.builder.snapshot();
+  }
 }
 
 /** A stored row, ready to be copied into another session (a compression child's retained tail). */

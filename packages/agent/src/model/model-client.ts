@@ -48,6 +48,8 @@ export interface CompleteOptions {
   readonly onReasoningDelta?: (text: string) => void;
   /** Receives what was produced so far; read it after an abort for the partial reply. */
   readonly turn?: ModelTurn;
+  /** This call's retries and fallbacks (instead of the client's `onNotice`). */
+  readonly onNotice?: (notice: ModelClientNotice) => void;
 }
 
 export interface CompleteResult {
@@ -84,10 +86,11 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   };
 
   const complete = async (call: CompleteOptions): Promise<CompleteResult> => {
+    const onNotice = call.onNotice ?? options.onNotice;
     let lastDetail = '';
     for (const [routeIndex, route] of options.routes.entries()) {
       if (routeIndex > 0) {
-        options.onNotice?.({
+        onNotice?.({
           type: 'model.fallback',
           from: options.routes[routeIndex - 1]?.provider ?? '',
           to: route.provider,
@@ -160,7 +163,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
             failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS;
           if (attempt === maxRetries || tooLong) break;
           const delayMs = retryDelayMs(attempt + 1, failure.retryAfterMs);
-          options.onNotice?.({
+          onNotice?.({
             type: 'model.retry',
             provider: route.provider,
             attempt: attempt + 1,

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,8 @@ import {
   CONTEXT_FILES_TOTAL_MAX_CHARS,
   DEFAULT_IDENTITY,
   loadContextFiles,
+  SYSTEM_PROMPT_RACY_WINDOW_MS,
+  SystemPromptCache,
 } from './system-prompt.js';
 
 describe('system prompt', () => {
@@ -30,5 +32,30 @@ describe('system prompt', () => {
     await writeFile(path.join(dir, 'AGENTS.md'), 'rules');
     const prompt = await buildSystemPrompt({ home: dir, cwd: dir, skipContextFiles: true });
     expect(prompt).toBe(`${DEFAULT_IDENTITY}\n\nWorking directory: ${dir}`);
+  });
+
+  // The clock runs ahead of the files' timestamps, so the cache trusts a file's stat (outside
+  // the racy window) and only the stat comparison can notice a change.
+  it('reuses a built prompt only while every source file has the same stat', async () => {
+    const dir = (await tempHome()).path;
+    const clock = Date.now() + 10 * SYSTEM_PROMPT_RACY_WINDOW_MS;
+    const cache = new SystemPromptCache({ now: () => clock });
+    const options = { home: dir, cwd: dir };
+    await writeFile(path.join(dir, 'AGENTS.md'), 'Use tabs.');
+    expect(await cache.build(options)).toContain('Use tabs.');
+    // Same size, new content: a new ctime/mtime.
+    await writeFile(path.join(dir, 'AGENTS.md'), 'Use tab!!');
+    expect(await cache.build(options)).toContain('Use tab!!');
+    await writeFile(path.join(dir, 'SOUL.md'), 'You are Ada.');
+    expect(await cache.build(options)).toMatch(/^You are Ada\./);
+    await rm(path.join(dir, 'AGENTS.md'));
+    const without = await cache.build(options);
+    expect(without).not.toContain('AGENTS.md');
+    expect(without).toBe(await buildSystemPrompt(options));
+    await writeFile(path.join(dir, '.hermes.md'), 'notes');
+    expect(await cache.build(options)).toBe(await buildSystemPrompt(options));
+    // Another working directory is its own entry.
+    const other = (await tempHome()).path;
+    expect(await cache.build({ home: dir, cwd: other })).toContain(`Working directory: ${other}`);
   });
 });

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -77,4 +78,81 @@ export async function buildSystemPrompt(options: SystemPromptOptions): Promise<s
   }
   for (const part of options.parts ?? []) if (part.trim() !== '') sections.push(part);
   return sections.join('\n\n');
+}
+
+/**
+ * A source file is trusted by its stat only once it was last changed this long before the
+ * prompt was read: a same-size rewrite within one tick of the file system's clock (4 ms on
+ * Linux, 2 s on FAT) leaves the stat unchanged, so a file changed that recently is read again.
+ */
+export const SYSTEM_PROMPT_RACY_WINDOW_MS = 2_000;
+const MAX_CACHED_PROMPTS = 8;
+
+/** What identifies one file's content without reading it (`-` when absent). */
+function fileStamp(file: string): { stamp: string; changedMs: number } {
+  const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!stats) return { stamp: '-', changedMs: 0 };
+  return {
+    stamp: `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.isFile() ? 'f' : 'o'}`,
+    changedMs: Math.max(Number(stats.mtimeMs), Number(stats.ctimeMs)),
+  };
+}
+
+/** The files `buildSystemPrompt` reads for these options. */
+export function systemPromptSources(options: SystemPromptOptions): string[] {
+  const files = options.identity === undefined ? [path.join(options.home, SOUL_FILE)] : [];
+  if (!options.skipContextFiles)
+    for (const name of CONTEXT_FILE_NAMES) files.push(path.join(options.cwd, name));
+  return files;
+}
+
+/**
+ * `buildSystemPrompt` that keeps what it built: while every source file (`SOUL.md`, the context
+ * files — present or absent) has the same device, inode, size, change and modification times,
+ * and none was changed within `SYSTEM_PROMPT_RACY_WINDOW_MS` of the read, the prompt is reused
+ * at the cost of one `stat` per file instead of an open and a read each. An edited, created,
+ * removed or replaced file is read again on the next call.
+ */
+export class SystemPromptCache {
+  readonly #entries = new Map<string, { stamps: string[]; readAtMs: number; prompt: string }>();
+  readonly #now: () => number;
+
+  /** `now`: the wall clock (epoch ms) the racy window is measured on (default `Date.now`). */
+  constructor(options: { now?: () => number } = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async build(options: SystemPromptOptions): Promise<string> {
+    const key = JSON.stringify([
+      options.home,
+      options.cwd,
+      options.identity ?? null,
+      options.parts ?? [],
+      options.skipContextFiles === true,
+    ]);
+    const stamps: string[] = [];
+    let newestChangeMs = 0;
+    for (const file of systemPromptSources(options)) {
+      const { stamp, changedMs } = fileStamp(file);
+      stamps.push(stamp);
+      if (changedMs > newestChangeMs) newestChangeMs = changedMs;
+    }
+    const cached = this.#entries.get(key);
+    if (
+      cached &&
+      newestChangeMs < cached.readAtMs - SYSTEM_PROMPT_RACY_WINDOW_MS &&
+      cached.stamps.every((stamp, index) => stamp === stamps[index])
+    )
+      return cached.prompt;
+    // Stamped before reading: a change during the read shows as a new stamp next time.
+    const readAtMs = this.#now();
+    const prompt = await buildSystemPrompt(options);
+    this.#entries.delete(key);
+    this.#entries.set(key, { stamps, readAtMs, prompt });
+    if (this.#entries.size > MAX_CACHED_PROMPTS) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    return prompt;
+  }
 }

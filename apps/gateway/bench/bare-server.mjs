@@ -9,6 +9,11 @@ const app = new Hono();
 app.get('/api/sessions', (context) =>
   context.body(body, 200, { 'content-type': 'application/json' }),
 );
+// One HTTP round trip with a body and nothing behind it: the floor of any proxied call.
+app.post('/v1/chat/completions', async (context) => {
+  await context.req.text();
+  return context.json({ object: 'chat.completion', choices: [] });
+});
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
   process.stdout.write(`BARE http://127.0.0.1:${info.port}\n`);
 });

@@ -17,8 +17,10 @@ const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SEEDED_SESSIONS = 200;
 const SEQUENTIAL_REQUESTS = Number(process.env.BENCH_SEQUENTIAL ?? 300);
+// BENCH_GATEWAY_BIN=<path to another build's bin.js> compares another build on the same machine.
 
 const children = [];
+let stopping = false;
 function start(command, args, pattern, env = process.env) {
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
@@ -29,8 +31,19 @@ function start(command, args, pattern, env = process.env) {
       const match = pattern.exec(out);
       if (match) resolve(match[1]);
     });
-    child.stderr.on('data', () => {});
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)));
+    // The last of each child's stderr, shown if it exits before the bench is done.
+    let err = '';
+    child.stderr.on('data', (chunk) => {
+      err = (err + chunk).slice(-8000);
+    });
+    child.once('exit', (code, signal) => {
+      if (!stopping) {
+        process.stderr.write(
+          `bench: ${path.basename(args.find((arg) => /\.m?js$/.test(arg)) ?? command)} exited (${code ?? signal}) during the run:\n${err}\n`,
+        );
+      }
+      reject(new Error(`${args.join(' ')} exited ${code ?? signal}: ${out}\n${err}`));
+    });
   });
 }
 
@@ -75,9 +88,13 @@ async function load(label, send) {
     Array.from({ length: CLIENTS }, async () => {
       while (performance.now() < stopAt) {
         const started = performance.now();
-        const response = await send();
+        const response = await send().catch((error) => ({ status: 0, error }));
         const ended = performance.now();
-        if (response.status !== 200) failures += 1;
+        if (response.status !== 200) {
+          failures += 1;
+          if (response.error && failures === 1)
+            process.stderr.write(`bench: ${label}: ${response.error.message}\n`);
+        }
         if (started >= measureFrom) latencies.push(ended - started);
       }
     }),
@@ -107,7 +124,13 @@ try {
   );
   const gatewayUrl = await start(
     process.execPath,
-    [path.join(here, '..', 'dist', 'bin.js'), '--port', '0', '--log-level', 'warn'],
+    [
+      process.env.BENCH_GATEWAY_BIN ?? path.join(here, '..', 'dist', 'bin.js'),
+      '--port',
+      '0',
+      '--log-level',
+      'warn',
+    ],
     /listening on (http:\/\/\S+)/,
     { ...process.env, HERMES_HOME: home },
   );
@@ -165,13 +188,16 @@ try {
     platform: 'api_server',
   });
   const agentSession = await agentInProcess.createSession();
-  const sequential = { direct: [], agent: [], gateway: [] };
+  const sequential = { bare: [], direct: [], agent: [], gateway: [] };
   const timed = async (list, work) => {
     const started = performance.now();
     await work();
     list.push(performance.now() - started);
   };
   for (let index = 0; index < SEQUENTIAL_REQUESTS; index += 1) {
+    await timed(sequential.bare, () =>
+      request(`${bareUrl}/v1/chat/completions`, { method: 'POST', body: chatBody }),
+    );
     await timed(sequential.direct, () =>
       request(`${modelUrl}/chat/completions`, { method: 'POST', body: chatBody }),
     );
@@ -204,16 +230,18 @@ try {
       `round ${round}: sessions list ${sessions.toFixed(2)}× the bare route (target ≥ 0.5×); chat proxy overhead p50 ${overhead.toFixed(2)} ms at ${CLIENTS} clients (target ≤ 2 ms)`,
     );
   }
+  const bare = median(sequential.bare);
   const direct = median(sequential.direct);
   const agentTurn = median(sequential.agent);
   const viaGateway = median(sequential.gateway);
   console.log(
-    `\none client, ${SEQUENTIAL_REQUESTS} requests each, p50: direct model call ${direct.toFixed(2)} ms; agent.runTurn in-process ${agentTurn.toFixed(2)} ms; gateway /v1/chat/completions ${viaGateway.toFixed(2)} ms`,
+    `\none client, ${SEQUENTIAL_REQUESTS} requests each, p50: bare round trip ${bare.toFixed(2)} ms; direct model call ${direct.toFixed(2)} ms; agent.runTurn in-process ${agentTurn.toFixed(2)} ms; gateway /v1/chat/completions ${viaGateway.toFixed(2)} ms`,
   );
   console.log(
-    `  overhead over the direct call ${(viaGateway - direct).toFixed(2)} ms (target ≤ 2 ms), of which the agent's turn ${(agentTurn - direct).toFixed(2)} ms and the gateway's HTTP layer ${(viaGateway - agentTurn).toFixed(2)} ms`,
+    `  overhead over the direct call ${(viaGateway - direct).toFixed(2)} ms (target ≤ 2 ms), of which the agent's turn ${(agentTurn - direct).toFixed(2)} ms and the gateway's HTTP layer ${(viaGateway - agentTurn).toFixed(2)} ms (one round trip to a bare route ${bare.toFixed(2)} ms, the gateway's own work ${(viaGateway - agentTurn - bare).toFixed(2)} ms)`,
   );
 } finally {
+  stopping = true;
   for (const child of children) child.kill('SIGTERM');
   agent.destroy();
   await new Promise((resolve) => setTimeout(resolve, 500));

@@ -1,5 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { MAX_STORED_RESPONSES } from '@hermes/session-store';
 import { startModelServer, tempHome } from '@hermes/testkit';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -373,6 +374,38 @@ describe('responses', () => {
     ).toBe(404);
     expect((await again.responses.retrieve(second.id)).output_text).toBe('Your name is Ada.');
   });
+
+  it('keeps the 100 most recently stored or chained-from responses', async () => {
+    const model = await startModelServer({
+      script: Array.from({ length: MAX_STORED_RESPONSES + 1 }, (_, index) => ({
+        text: `answer ${index}`,
+      })),
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const create = async (json: Record<string, unknown>) => {
+      const created = await gateway.json<{ id: string }>('/v1/responses', {
+        method: 'POST',
+        json,
+        key: API_KEY,
+      });
+      expect(created.status).toBe(200);
+      return created.body.id;
+    };
+    const ids: string[] = [];
+    for (let index = 0; index < MAX_STORED_RESPONSES; index += 1)
+      ids.push(await create({ input: `question ${index}` }));
+    const status = async (id: string | undefined) =>
+      (await gateway.json(`/v1/responses/${id}`, { key: API_KEY })).status;
+    expect(await status(ids[0])).toBe(200);
+    // Chaining from the oldest makes it the most recently used: the next store prunes the
+    // second oldest instead.
+    const chained = await create({ input: 'and then?', previous_response_id: ids[0] });
+    expect(await status(ids[0])).toBe(200);
+    expect(await status(ids[1])).toBe(404);
+    expect(await status(ids[2])).toBe(200);
+    expect(await status(chained)).toBe(200);
+  }, 120_000);
 
   it('answers a slash command as the whole response, streamed or not, without a model', async () => {
     const gateway = await startGateway();

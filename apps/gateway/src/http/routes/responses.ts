@@ -163,11 +163,12 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
       if (!previous || !previousSession) {
         throw responseNotFound(request.previous_response_id, 'previous_response_id');
       }
+      // Chained from: the last to be pruned. (Before the transcript is read, so nothing is
+      // awaited between reading where the conversation stands and acting on it.)
+      await store.touchStoredResponse(previous.responseId);
       const tip = store.getCompressionTip(previous.sessionId);
       const rows = readAllMessages(store, tip);
       const lastId = rows[rows.length - 1]?.id ?? null;
-      // Chained from: the last to be pruned.
-      await store.touchStoredResponse(previous.responseId);
       if (tip === previous.sessionId && lastId === previous.lastMessageId) {
         session = previousSession;
       } else {

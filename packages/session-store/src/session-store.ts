@@ -146,8 +146,11 @@ export class SessionStore {
   /** WAL mode: the periodic checkpoints, run off the event loop. */
   readonly #background: BackgroundCheckpoint | undefined;
   #closed = false;
-  /** Transactions that ran a caller's own SQL (see `TranscriptMark.foreignVersion`). */
-  #callerWrites = 0;
+  /**
+   * Transactions that may have changed a transcript other than by appending: a caller's own SQL
+   * or a deleted session (see `TranscriptMark.foreignVersion`).
+   */
+  #transcriptResets = 0;
   readonly #fts: FtsMaintenance;
   /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
   ftsRecovery: Promise<number> = Promise.resolve(0);
@@ -229,7 +232,7 @@ export class SessionStore {
    */
   withWriteTransaction<T>(work: (database: Database) => T): Promise<T> {
     return this.#write((context) => {
-      this.#callerWrites += 1;
+      this.#transcriptResets += 1;
       return runCallerCallback(() => work(context.db));
     });
   }
@@ -268,7 +271,10 @@ export class SessionStore {
   }
 
   deleteSession(id: string): Promise<boolean> {
-    return this.#write((context) => deleteSession(context, id));
+    return this.#write((context) => {
+      this.#transcriptResets += 1;
+      return deleteSession(context, id);
+    });
   }
 
   /** How many times a session of this messaging peer has been ended (a fence for stale writers). */
@@ -344,7 +350,7 @@ export class SessionStore {
    */
   beginTurn(sessionId: string, input: BeginTurnInput = {}): Promise<BeganTurn | null> {
     return this.#writeTranscript((context) =>
-      beginTurn(context, sessionId, input, this.#callerWrites),
+      beginTurn(context, sessionId, input, this.#transcriptResets),
     );
   }
 
@@ -362,7 +368,7 @@ export class SessionStore {
    * `TranscriptMark`): an index probe and a pragma, a few µs whatever the transcript's length.
    */
   getTranscriptMark(sessionId: string): TranscriptMark {
-    return this.#read((context) => readTranscriptMark(context, sessionId, this.#callerWrites));
+    return this.#read((context) => readTranscriptMark(context, sessionId, this.#transcriptResets));
   }
 
   // Lineage ----------------------------------------------------------------------------------
@@ -642,7 +648,7 @@ export class SessionStore {
       const marked = markObligationDelivered(context, obligationId);
       const alongside = options.alongside;
       if (marked && alongside) {
-        this.#callerWrites += 1;
+        this.#transcriptResets += 1;
         runCallerCallback(() => alongside(context.db));
       }
       return marked;

@@ -154,4 +154,17 @@ describe('getTranscriptMark', () => {
     expect(after.foreignVersion).not.toBe(before.foreignVersion);
     expect(after.lastMessageId).toBe(first);
   });
+
+  it('changes its foreign version when a session is deleted (its id may be created again)', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    await store.appendMessage('s', { role: 'user', content: 'old' });
+    const before = store.getTranscriptMark('s');
+    await store.deleteSession('s');
+    await store.createSession({ id: 's', source: 'cli' });
+    const id = await store.appendMessage('s', { role: 'user', content: 'new' });
+    const after = store.getTranscriptMark('s');
+    expect(after.foreignVersion).not.toBe(before.foreignVersion);
+    expect(after.lastMessageId).toBe(id);
+  });
 });

@@ -6,11 +6,12 @@ import { recordUsage, setSessionSystemPrompt, systemPromptHash, type UsageInput 
 /**
  * Where a session's active transcript stood at a point in time, for a caller that keeps the
  * transcript in memory between turns. `foreignVersion` stays the same while every commit was this
- * store's own through its methods — which only ever append messages to an existing session — and
- * changes once another connection or process commits, or a caller's own SQL runs
- * (`withWriteTransaction`, `completeObligation`'s `alongside`). So with two marks of one session
- * that carry the same `foreignVersion`, the later transcript is the earlier one plus the rows with
- * ids above the earlier `lastMessageId`; with different ones, reload it.
+ * store's own through its methods that only ever append messages to a session, and changes once
+ * another connection or process commits, a caller's own SQL runs (`withWriteTransaction`,
+ * `completeObligation`'s `alongside`) or a session is deleted (its id may be created again). So
+ * with two marks of one session that carry the same `foreignVersion`, the later transcript is the
+ * earlier one plus the rows with ids above the earlier `lastMessageId`; with different ones,
+ * reload it.
  */
 export interface TranscriptMark {
   /** The newest active message's id (0 when there is none). */
@@ -51,13 +52,13 @@ export interface EndedTurn {
 
 /**
  * `foreignVersion` is `PRAGMA data_version` (changed by other connections' commits only) and the
- * store's count of caller-SQL writes. Read inside the write transaction, it names exactly the
+ * store's count of caller-SQL writes and session deletions (`resets`). Read inside the write transaction, it names exactly the
  * state the transaction saw. One index probe from the newest row.
  */
 export function readTranscriptMark(
   context: StoreContext,
   sessionId: string,
-  callerWrites: number,
+  resets: number,
 ): TranscriptMark {
   const lastMessageId =
     (context
@@ -67,7 +68,7 @@ export function readTranscriptMark(
       .pluck()
       .get(sessionId) as number | undefined) ?? 0;
   const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
-  return { lastMessageId, foreignVersion: `${dataVersion}.${callerWrites}` };
+  return { lastMessageId, foreignVersion: `${dataVersion}.${resets}` };
 }
 
 /** The stored prompt, written only when it changed (the hash is compared first). */
@@ -89,7 +90,7 @@ export function beginTurn(
   context: StoreContext,
   sessionId: string,
   input: BeginTurnInput,
-  callerWrites: number,
+  resets: number,
 ): BeganTurn | null {
   const holder = acquireTurnLease(context, sessionId, input.lease ?? {});
   if (holder === null) return null;
@@ -98,7 +99,7 @@ export function beginTurn(
     input.messages && input.messages.length > 0
       ? insertMessages(context, sessionId, input.messages)
       : [];
-  return { holder, messageIds, transcript: readTranscriptMark(context, sessionId, callerWrites) };
+  return { holder, messageIds, transcript: readTranscriptMark(context, sessionId, resets) };
 }
 
 /**

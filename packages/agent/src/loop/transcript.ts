@@ -52,6 +52,11 @@ export class TranscriptBuilder {
   /** The id of the last row fed (0 before any). */
   lastRowId = 0;
 
+  /** Serialised characters of the messages converted so far. */
+  get chars(): number {
+    return this.#chars;
+  }
+
   #push(message: ChatMessage): void {
     this.#messages.push(message);
     this.#chars += messageChars(message);
@@ -130,6 +135,8 @@ export function rowsToMessages(rows: readonly MessageRecord[]): ChatMessage[] {
 }
 
 const MAX_CACHED_TRANSCRIPTS = 16;
+/** Kept conversations together stay under this many serialised characters (the oldest go first). */
+const MAX_CACHED_TRANSCRIPT_CHARS = 16_000_000;
 
 /**
  * The conversations of the sessions an agent served last, kept converted between turns, so a
@@ -168,9 +175,14 @@ export class TranscriptCache {
     }
     entry.foreignVersion = current.foreignVersion;
     this.#entries.set(sessionId, entry);
-    if (this.#entries.size > MAX_CACHED_TRANSCRIPTS) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
+    let total = 0;
+    for (const kept of this.#entries.values()) total += kept.builder.chars;
+    // Oldest first; the one just loaded goes too when it alone is over the budget.
+    for (const [id, kept] of this.#entries) {
+      if (this.#entries.size <= MAX_CACHED_TRANSCRIPTS && total <= MAX_CACHED_TRANSCRIPT_CHARS)
+        break;
+      this.#entries.delete(id);
+      total -= kept.builder.chars;
     }
     return entry.builder.snapshot();
   }

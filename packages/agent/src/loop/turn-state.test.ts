@@ -160,6 +160,25 @@ describe('what a turn keeps between turns', () => {
   });
 });
 
+describe('a session deleted and created again under its id', () => {
+  it('starts from an empty conversation', async () => {
+    const fixture = await agentFixture({
+      server: { script: [{ text: 'first' }, { text: 'second' }] },
+    });
+    const agent = fixture.agent();
+    await agent.createSession({ id: 'chat' });
+    await agent.runTurn({ sessionId: 'chat', message: 'one' });
+    await fixture.store.deleteSession('chat');
+    await agent.createSession({ id: 'chat' });
+    await agent.runTurn({ sessionId: 'chat', message: 'two' });
+    expect(
+      sent(requestBodies(fixture.model), 1)
+        .slice(1)
+        .map((message) => message.content),
+    ).toEqual(['two']);
+  });
+});
+
 describe('a turn’s writes', () => {
   it('leave the lease free, the usage recorded and every message stored once a turn completes', async () => {
     const fixture = await agentFixture({

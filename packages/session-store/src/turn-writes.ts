@@ -71,13 +71,23 @@ export function readTranscriptMark(
   return { lastMessageId, foreignVersion: `${dataVersion}.${resets}` };
 }
 
+/** The last prompt hashed: a turn after turn passes the same text (often the same string). */
+let lastHashed: { prompt: string; hash: string } | undefined;
+
+function hashOf(prompt: string): string {
+  if (lastHashed?.prompt !== prompt) lastHashed = { prompt, hash: systemPromptHash(prompt) };
+  return lastHashed.hash;
+}
+
 /** The stored prompt, written only when it changed (the hash is compared first). */
 function storeSystemPrompt(context: StoreContext, sessionId: string, prompt: string): void {
-  const stored = context
-    .statement('SELECT system_prompt_hash FROM sessions WHERE id = ?')
-    .pluck()
-    .get(sessionId) as string | null | undefined;
-  if (stored !== undefined && stored !== null && stored === systemPromptHash(prompt)) return;
+  if (typeof prompt === 'string') {
+    const stored = context
+      .statement('SELECT system_prompt_hash FROM sessions WHERE id = ?')
+      .pluck()
+      .get(sessionId) as string | null | undefined;
+    if (stored !== undefined && stored !== null && stored === hashOf(prompt)) return;
+  }
   setSessionSystemPrompt(context, sessionId, prompt);
 }
 

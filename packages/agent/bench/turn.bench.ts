@@ -21,6 +21,7 @@ import { resolveConfig } from '@hermes/config';
 import { openSessionStore } from '@hermes/session-store';
 import OpenAI from 'openai';
 import { createAgent } from '../src/index.js';
+import { SYSTEM_PROMPT_RACY_WINDOW_MS } from '../src/prompt/system-prompt.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const WARMUP = 30;
@@ -48,6 +49,9 @@ const [baseUrl, lastBodyUrl] = await new Promise<[string, string]>((resolve, rej
 const home = mkdtempSync(path.join(tmpdir(), 'hermes-agent-turn-bench-'));
 // A workspace with the usual instruction file, read (or not) on every turn.
 writeFileSync(path.join(home, 'AGENTS.md'), '# Workspace\n\nRun the tests before you commit.\n');
+// A file changed within the racy window of a read is read again on every turn; a workspace file
+// is normally older than that, so the turns measured start once it has aged past it.
+await new Promise((resolve) => setTimeout(resolve, SYSTEM_PROMPT_RACY_WINDOW_MS + 100));
 const store = await openSessionStore({ path: path.join(home, 'state.db') });
 const config = resolveConfig({ model: { base_url: baseUrl, default: 'test-model' } });
 const agent = createAgent({

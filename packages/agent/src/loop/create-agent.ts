@@ -162,12 +162,17 @@ export function createAgent(options: CreateAgentOptions): Agent {
 
   async function runTurn(turnOptions: RunTurnOptions): Promise<TurnResult> {
     const { main, fallbacks, warnings } = resolveRoutes();
-    if (!store.getSession(turnOptions.sessionId))
+    const requested = store.getSession(turnOptions.sessionId);
+    if (!requested)
       throw new AgentError({
         code: 'session_not_found',
         message: AGENT_ERROR_MESSAGES.sessionNotFound(turnOptions.sessionId),
       });
     const sessionId = store.getCompressionTip(turnOptions.sessionId);
+    const lineageRoot =
+      sessionId === requested.id
+        ? requested.lineageRootId
+        : (store.getSession(sessionId)?.lineageRootId ?? sessionId);
     const turnCwd = turnOptions.cwd ?? cwd;
     // Built before the lease so that the prompt and the user message are stored in the lease's
     // transaction; a failure to build it fails the turn inside the lease, as any other.
@@ -241,6 +246,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         fallbacks,
         warnings,
         sessionId,
+        lineageRoot,
         turnCwd,
         prompt,
         userMessage,
@@ -259,6 +265,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     fallbacks: readonly ModelRoute[];
     warnings: readonly string[];
     sessionId: string;
+    /** The conversation's lineage root (keys the tools' per-conversation state). */
+    lineageRoot: string;
     turnCwd: string;
     prompt: { text: string } | { error: unknown };
     userMessage: MessageInput | undefined;
@@ -280,7 +288,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         // A surface's listener must not break the turn.
       }
     };
-    const lineageRoot = store.getSession(sessionId)?.lineageRootId ?? sessionId;
+    const { lineageRoot } = input;
     let sessionState = sessionStates.get(lineageRoot);
     if (!sessionState) {
       sessionState = new Map();

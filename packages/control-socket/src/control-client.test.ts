@@ -98,6 +98,10 @@ describe('queryControlSocket', () => {
       '{"ok":true,"protocol":1,"result":[1,2]}\n',
       '{"ok":true,"protocol":1,"result":"text"}\n',
       '{"ok":true,"protocol":1}\n',
+      '{"ok":true,"protocol":2,"result":{"pid":1}}\n',
+      '{"ok":"true","protocol":1,"result":{"pid":1}}\n',
+      '{"protocol":1,"result":{"pid":1}}\n',
+      '[{"ok":true,"protocol":1,"result":{"pid":1}}]\n',
     ]) {
       const home = await tempHome();
       await misbehavingServer(home.path, replyWith(line));

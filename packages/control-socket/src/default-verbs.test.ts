@@ -104,6 +104,63 @@ describe('identify payload', () => {
   });
 });
 
+describe('identify code identity', () => {
+  it('awaits an asynchronous provider, and says once why a rejected one left the fields out', async () => {
+    const home = await tempHome();
+    const identified = createIdentifyHandler({
+      home: home.path,
+      codeIdentity: async () => ({ sha: 'abc123', version: '1.2.3' }),
+    });
+    expect(await identified(request)).toMatchObject({ code_sha: 'abc123', code_version: '1.2.3' });
+    const thenable = createIdentifyHandler({
+      home: home.path,
+      // A promise of another library: awaited like a native one.
+      codeIdentity: () =>
+        ({
+          // biome-ignore lint/suspicious/noThenProperty: a hand-made thenable is the point.
+          then: (resolve: (identity: { sha: string; version: null }) => void) =>
+            resolve({ sha: 'def456', version: null }),
+        }) as unknown as Promise<{ sha: string; version: null }>,
+    });
+    expect(await thenable(request)).toMatchObject({ code_sha: 'def456', code_version: null });
+
+    const warnings: string[] = [];
+    const failing = createIdentifyHandler({
+      home: home.path,
+      codeIdentity: async () => {
+        throw new Error('git not found');
+      },
+      logger: { info() {}, debug() {}, warn: (message) => warnings.push(message) },
+    });
+    const payload = await failing(request);
+    await failing(request);
+    expect(payload).not.toHaveProperty('code_sha');
+    expect(payload).not.toHaveProperty('code_version');
+    expect(warnings).toEqual([`${CODE_IDENTITY_FAILED_LOG}Error: git not found`]);
+  });
+
+  it('answers the fields in the same order every time', async () => {
+    const home = await tempHome();
+    const handler = createIdentifyHandler({
+      home: home.path,
+      codeIdentity: () => ({ sha: 'abc', version: '1' }),
+    });
+    const keys = Object.keys((await handler(request)) as object);
+    expect(keys).toEqual([
+      'protocol',
+      'kind',
+      'pid',
+      'start_time',
+      'hermes_home',
+      'profile',
+      'supervisor',
+      'code_sha',
+      'code_version',
+    ]);
+    expect(Object.keys((await handler(request)) as object)).toEqual(keys);
+  });
+});
+
 describe('status payload', () => {
   it('answers an empty record plus protocol, answered_at and answering_pid when no file exists', async () => {
     const home = await tempHome();

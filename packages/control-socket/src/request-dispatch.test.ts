@@ -29,6 +29,12 @@ const registry = new VerbRegistry({
   },
   huge: () => ({ blob: 'x'.repeat(MAX_RESPONSE_LINE_BYTES) }),
   bigint: () => ({ big: 2n ** 70n }),
+  mixed: () => ({
+    plain: { list: [1, 'two', null, true, { deep: [0.5] }], text: 'é€😀' },
+    fn: function namedHandler() {},
+    nested: [{ symbol: Symbol('tag') }],
+    when: new Date(0),
+  }),
 });
 
 async function reply(line: string | Uint8Array): Promise<Record<string, unknown>> {
@@ -153,6 +159,15 @@ describe('dispatchRequestLine', () => {
 
   it('stringifies bigints rather than failing the reply', async () => {
     expect((await reply('{"verb":"bigint"}')).result).toEqual({ big: String(2n ** 70n) });
+  });
+
+  it('stringifies functions and symbols at any depth, and sends plain values as JSON has them', async () => {
+    expect((await reply('{"verb":"mixed"}')).result).toEqual({
+      plain: { list: [1, 'two', null, true, { deep: [0.5] }], text: 'é€😀' },
+      fn: String(function namedHandler() {}),
+      nested: [{ symbol: 'Symbol(tag)' }],
+      when: '1970-01-01T00:00:00.000Z',
+    });
   });
 
   it('sends a reply line of exactly 512 KiB and refuses one byte more', async () => {

@@ -220,6 +220,13 @@ export function lastWrittenRuntimeStatus(
   return lastWritten.get(runtimeStatusPath(home));
 }
 
+/** `lastWrittenRuntimeStatus` by the status file's path (`runtimeStatusPath(home)`). */
+export function lastWrittenRuntimeStatusAt(
+  statusFile: string,
+): Readonly<Record<string, unknown>> | undefined {
+  return lastWritten.get(statusFile);
+}
+
 /**
  * Merges `update` into `<home>/gateway_state.json` and replaces the file atomically (temp file,
  * fsync, rename), as compact JSON. Returns the record written.

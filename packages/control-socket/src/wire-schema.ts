@@ -1,8 +1,11 @@
 import * as v from 'valibot';
 import { CONTROL_PROTOCOL_VERSION, GATEWAY_KIND } from './constants.js';
 
+/** The longest verb name, in UTF-16 code units (JavaScript string length). */
+export const MAX_VERB_NAME_LENGTH = 128;
+
 /** A verb name: what a request asks for. */
-export const VerbNameSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(128));
+export const VerbNameSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_VERB_NAME_LENGTH));
 
 /** One request line, after JSON parsing. Unknown extra fields are kept and ignored. */
 export const ControlRequestSchema = v.looseObject({

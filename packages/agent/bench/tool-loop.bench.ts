@@ -4,11 +4,16 @@
  * measured in the same run, alternating blocks so drift hits both. Target: agent p50 ≤ 1.3×
  * the direct call.
  *
+ * The scripted servers run in this process (the server's work shares the agent's event loop);
+ * with `BENCH_MODEL_SERVER=process` each runs in its own process instead, as a provider does.
+ *
  *   pnpm --filter @hermes/agent bench
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '@hermes/config';
 import { openSessionStore } from '@hermes/session-store';
 import { startModelServer } from '@hermes/testkit';
@@ -33,19 +38,74 @@ const noop = defineTool({
 });
 
 const home = mkdtempSync(path.join(tmpdir(), 'hermes-agent-bench-'));
-// Each turn: ITERATIONS_PER_TURN tool calls, then a final answer.
-let step = 0;
-const server = await startModelServer({});
-const refill = () => {
-  for (let index = 0; index < ITERATIONS_PER_TURN * (BLOCKS + WARMUP_BLOCKS) * 2 + 100; index += 1)
-    server.push(() => {
-      step += 1;
-      return step % (ITERATIONS_PER_TURN + 1) === 0
-        ? { text: 'done' }
-        : { toolCalls: [{ name: 'noop', arguments: {} }] };
+const here = path.dirname(fileURLToPath(import.meta.url));
+const inProcess = process.env.BENCH_MODEL_SERVER !== 'process';
+
+interface BenchServer {
+  readonly baseUrl: string;
+  /** The bodies of the last `count` model requests, oldest first. */
+  lastBodies(count: number): Promise<unknown[]>;
+  /** In this process: queue one tool-call reply (the other kind scripts its own). */
+  pushToolCall(): void;
+  close(): Promise<void>;
+}
+
+async function inProcessServer(loop: boolean): Promise<BenchServer> {
+  // Each turn: ITERATIONS_PER_TURN tool calls, then a final answer.
+  let step = 0;
+  const server = await startModelServer({});
+  if (loop)
+    for (
+      let index = 0;
+      index < ITERATIONS_PER_TURN * (BLOCKS + WARMUP_BLOCKS) * 2 + 100;
+      index += 1
+    )
+      server.push(() => {
+        step += 1;
+        return step % (ITERATIONS_PER_TURN + 1) === 0
+          ? { text: 'done' }
+          : { toolCalls: [{ name: 'noop', arguments: {} }] };
+      });
+  return {
+    baseUrl: server.baseUrl,
+    lastBodies: async (count) => server.modelRequests.slice(-count).map((request) => request.body),
+    pushToolCall: () => server.push({ toolCalls: [{ name: 'noop', arguments: {} }] }),
+    close: () => server.close(),
+  };
+}
+
+async function processServer(loop: boolean): Promise<BenchServer> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=@hermes/source',
+      '--import',
+      'tsx',
+      path.join(here, 'model-server.ts'),
+      ...(loop ? ['loop', String(ITERATIONS_PER_TURN)] : ['tools']),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [baseUrl, lastUrl] = await new Promise<[string, string]>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /MODEL (\S+) LAST (\S+)/.exec(out);
+      if (match?.[1] && match[2]) resolve([match[1], match[2]]);
     });
-};
-refill();
+    child.once('exit', (code) => reject(new Error(`model server exited ${code}: ${out}`)));
+  });
+  return {
+    baseUrl,
+    lastBodies: async (count) => (await (await fetch(`${lastUrl}?n=${count}`)).json()) as unknown[],
+    pushToolCall: () => {},
+    close: async () => {
+      child.kill('SIGTERM');
+    },
+  };
+}
+
+const server = await (inProcess ? inProcessServer(true) : processServer(true));
 const store = await openSessionStore({ path: path.join(home, 'state.db') });
 const config = resolveConfig({
   model: { base_url: server.baseUrl, default: 'test-model' },
@@ -84,14 +144,12 @@ async function agentBlock(record: boolean): Promise<void> {
 // The direct calls get their own server, and send exactly the bodies the agent sent in its
 // last block (same conversation, same tools), so the ratio is the agent's own overhead:
 // building the request, parsing the stream, running the tool and storing every message.
-const directServer = await startModelServer({});
+const directServer = await (inProcess ? inProcessServer(false) : processServer(false));
 const directClient = new OpenAI({ baseURL: directServer.baseUrl, apiKey: 'k', maxRetries: 0 });
 async function directBlock(record: boolean): Promise<void> {
-  const bodies = server.modelRequests
-    .slice(-(ITERATIONS_PER_TURN + 1), -1)
-    .map((request) => request.body);
+  const bodies = (await server.lastBodies(ITERATIONS_PER_TURN + 1)).slice(0, -1);
   for (const body of bodies) {
-    directServer.push({ toolCalls: [{ name: 'noop', arguments: {} }] });
+    directServer.pushToolCall();
     const started = performance.now();
     const stream = await directClient.chat.completions.create(
       body as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
@@ -120,7 +178,7 @@ const figures = {
   ratioP50: agentP50 / directP50,
 };
 console.log(
-  `tool-loop iteration: agent p50 ${figures.agent.p50.toFixed(2)} ms, p99 ${figures.agent.p99.toFixed(2)} ms | direct SDK call p50 ${figures.direct.p50.toFixed(2)} ms, p99 ${figures.direct.p99.toFixed(2)} ms | ratio p50 ${figures.ratioP50.toFixed(2)}× (target ≤ 1.3×, ${figures.iterations} iterations)`,
+  `tool-loop iteration${inProcess ? '' : ' (model servers in their own processes)'}: agent p50 ${figures.agent.p50.toFixed(2)} ms, p99 ${figures.agent.p99.toFixed(2)} ms | direct SDK call p50 ${figures.direct.p50.toFixed(2)} ms, p99 ${figures.direct.p99.toFixed(2)} ms | ratio p50 ${figures.ratioP50.toFixed(2)}× (target ≤ 1.3×, ${figures.iterations} iterations)`,
 );
 await store.close();
 await server.close();

@@ -33,7 +33,7 @@ function percentile(sorted: number[], fraction: number): number {
 
 const server = spawn(
   process.execPath,
-  ['--conditions=@hermes/source', '--import', 'tsx', path.join(here, 'model-server.ts')],
+  ['--conditions=@hermes/source', '--import', 'tsx', path.join(here, 'model-server.ts'), 'text'],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 const [baseUrl, lastBodyUrl] = await new Promise<[string, string]>((resolve, reject) => {
@@ -118,9 +118,14 @@ for (let index = 0; index < TURNS + WARMUP; index += 1) {
     if (result.status !== 'completed')
       throw new Error(`bench turn ${result.status}: ${result.error?.message}`);
   });
-  const sent = (await (await fetch(lastBodyUrl)).json()) as OpenAI.Chat.ChatCompletionCreateParams;
+  const [sent] = (await (
+    await fetch(lastBodyUrl)
+  ).json()) as OpenAI.Chat.ChatCompletionCreateParams[];
   await timed(record ? samples.same : undefined, async () => {
-    const stream = await sdk.chat.completions.create({ ...sent, stream: true });
+    const stream = await sdk.chat.completions.create({
+      ...(sent as OpenAI.Chat.ChatCompletionCreateParams),
+      stream: true,
+    });
     for await (const _chunk of stream) {
       // drain
     }

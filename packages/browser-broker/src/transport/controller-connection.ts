@@ -57,7 +57,8 @@ const EMPTY_FRAME: RawData = Buffer.alloc(0);
  *   `MAX_CONTROLLER_FRAMES_PER_TURN` per event-loop turn; frames past that budget, behind one
  *   that takes the controller's send lock (cancel, detach), or before the attach finished wait
  *   in an explicit queue bounded by `MAX_QUEUED_CONTROLLER_FRAMES` — a peer that overflows it is
- *   closed with 1008 — and while any wait the socket is not read, so TCP pushes back;
+ *   closed with 1008; while frames wait for the next turn the socket is not read, so TCP
+ *   pushes back (while one waits for the lock it is read on, so pongs still arrive);
  * - replies (heartbeat echo, detach acknowledgement, keepalive) are written without waiting for
  *   the write to finish, and a peer that lets more than `MAX_UNREAD_CONTROLLER_BYTES` of them pile
  *   up unread is closed with 1008;
@@ -138,7 +139,7 @@ export function serveControllerConnection(
   };
 
   // Frames wait here while one is in flight (or the attach is), and when this turn's budget
-  // is spent; `busy` covers the first two. While any frame waits, the socket is not read.
+  // is spent; `busy` covers the first two. Only in the last case is the socket not read.
   // Raw text frames: they are parsed when handled, so a burst read in one go costs little before
   // its frames' turns come.
   const inbox: RawData[] = [];
@@ -178,6 +179,11 @@ export function serveControllerConnection(
     readingPaused = true;
     socket.pause();
   };
+  const resumeReading = () => {
+    if (!readingPaused || refused) return;
+    readingPaused = false;
+    socket.resume();
+  };
 
   const drain = () => {
     while (!refused && turnBudget > 0 && queued() > 0) {
@@ -196,6 +202,9 @@ export function serveControllerConnection(
       }
       if (pending !== undefined) {
         busy = true;
+        // While a frame waits for the controller's lock the socket is read on (pongs included,
+        // so a long wait never looks like a dead peer); what arrives meanwhile queues, bounded.
+        resumeReading();
         pending
           .catch((error: unknown) => warn('browser controller frame failed', error))
           .finally(() => {
@@ -206,13 +215,14 @@ export function serveControllerConnection(
       }
     }
     if (refused) clearInbox();
-    // The rest waits for the next turn (the immediate is already scheduled); the socket stays
-    // paused until then, so what the peer keeps sending waits in TCP, not here.
-    if (queued() > 0) return;
-    if (readingPaused && !refused) {
-      readingPaused = false;
-      socket.resume();
+    if (queued() > 0) {
+      // This turn's budget is spent: the rest waits for the next turn (the immediate is already
+      // scheduled) and the socket is not read until then, so what the peer keeps sending waits
+      // in TCP, not here.
+      pauseReading();
+      return;
     }
+    resumeReading();
     drained();
   };
 
@@ -240,8 +250,6 @@ export function serveControllerConnection(
     }
     inbox.push(data);
     if (!busy) drain();
-    // Still waiting (a frame in flight, or this turn's budget spent): stop reading.
-    if (queued() > 0) pauseReading();
   });
 
   let keepaliveCount = 0;

@@ -211,6 +211,25 @@ describe('a turn’s writes', () => {
     });
   });
 
+  it('are two write transactions for a turn without tools: opening and closing', async () => {
+    const fixture = await agentFixture({ server: { script: [{ text: 'a' }, { text: 'b' }] } });
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    // contentVersion ends with this store's commit count.
+    const commits = () => Number(fixture.store.contentVersion().split('.')[1]);
+    const before = commits();
+    await agent.runTurn({ sessionId: session.id, message: 'one' });
+    expect(commits() - before).toBe(2);
+    await agent.runTurn({ sessionId: session.id, message: 'two' });
+    expect(commits() - before).toBe(4);
+    expect(fixture.store.getMessages(session.id).map((row) => row.content)).toEqual([
+      'one',
+      'a',
+      'two',
+      'b',
+    ]);
+  });
+
   it('still store the reply when the store refuses the usage, and say so', async () => {
     const fixture = await agentFixture({
       // A provider reporting a fractional token count: the store refuses that usage.

@@ -9,17 +9,16 @@
  *
  *   pnpm --filter @hermes/agent bench
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '@hermes/config';
 import { openSessionStore } from '@hermes/session-store';
 import { startModelServer } from '@hermes/testkit';
 import OpenAI from 'openai';
 import * as v from 'valibot';
 import { createAgent, defineTool } from '../src/index.js';
+import { spawnModelServer } from './spawn-model-server.js';
 
 const ITERATIONS_PER_TURN = 10;
 const BLOCKS = 30;
@@ -38,7 +37,6 @@ const noop = defineTool({
 });
 
 const home = mkdtempSync(path.join(tmpdir(), 'hermes-agent-bench-'));
-const here = path.dirname(fileURLToPath(import.meta.url));
 const inProcess = process.env.BENCH_MODEL_SERVER !== 'process';
 
 interface BenchServer {
@@ -75,33 +73,12 @@ async function inProcessServer(loop: boolean): Promise<BenchServer> {
 }
 
 async function processServer(loop: boolean): Promise<BenchServer> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=@hermes/source',
-      '--import',
-      'tsx',
-      path.join(here, 'model-server.ts'),
-      ...(loop ? ['loop', String(ITERATIONS_PER_TURN)] : ['tools']),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const [baseUrl, lastUrl] = await new Promise<[string, string]>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /MODEL (\S+) LAST (\S+)/.exec(out);
-      if (match?.[1] && match[2]) resolve([match[1], match[2]]);
-    });
-    child.once('exit', (code) => reject(new Error(`model server exited ${code}: ${out}`)));
-  });
+  const server = await spawnModelServer(loop ? ['loop', String(ITERATIONS_PER_TURN)] : ['tools']);
   return {
-    baseUrl,
-    lastBodies: async (count) => (await (await fetch(`${lastUrl}?n=${count}`)).json()) as unknown[],
+    baseUrl: server.baseUrl,
+    lastBodies: (count) => server.lastBodies(count),
     pushToolCall: () => {},
-    close: async () => {
-      child.kill('SIGTERM');
-    },
+    close: async () => server.close(),
   };
 }
 

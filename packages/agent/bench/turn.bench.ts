@@ -11,40 +11,26 @@
  *
  *   pnpm --filter @hermes/agent bench
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '@hermes/config';
 import { openSessionStore } from '@hermes/session-store';
 import OpenAI from 'openai';
 import { createAgent } from '../src/index.js';
 import { SYSTEM_PROMPT_RACY_WINDOW_MS } from '../src/prompt/system-prompt.js';
+import { spawnModelServer } from './spawn-model-server.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const WARMUP = 30;
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 function percentile(sorted: number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 }
 
-const server = spawn(
-  process.execPath,
-  ['--conditions=@hermes/source', '--import', 'tsx', path.join(here, 'model-server.ts'), 'text'],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
-const [baseUrl, lastBodyUrl] = await new Promise<[string, string]>((resolve, reject) => {
-  let out = '';
-  server.stdout.on('data', (chunk) => {
-    out += chunk;
-    const match = /MODEL (\S+) LAST (\S+)/.exec(out);
-    if (match?.[1] && match[2]) resolve([match[1], match[2]]);
-  });
-  server.once('exit', (code) => reject(new Error(`model server exited ${code}: ${out}`)));
-});
+const server = await spawnModelServer(['text']);
+const { baseUrl } = server;
 
 const home = mkdtempSync(path.join(tmpdir(), 'hermes-agent-turn-bench-'));
 // A workspace with the usual instruction file, read (or not) on every turn.
@@ -118,9 +104,7 @@ for (let index = 0; index < TURNS + WARMUP; index += 1) {
     if (result.status !== 'completed')
       throw new Error(`bench turn ${result.status}: ${result.error?.message}`);
   });
-  const [sent] = (await (
-    await fetch(lastBodyUrl)
-  ).json()) as OpenAI.Chat.ChatCompletionCreateParams[];
+  const [sent] = (await server.lastBodies(1)) as OpenAI.Chat.ChatCompletionCreateParams[];
   await timed(record ? samples.same : undefined, async () => {
     const stream = await sdk.chat.completions.create({
       ...(sent as OpenAI.Chat.ChatCompletionCreateParams),
@@ -152,5 +136,5 @@ console.log(
   ].join('\n'),
 );
 await store.close();
-server.kill('SIGTERM');
+server.close();
 rmSync(home, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { openSessionStore } from '@hermes/session-store';
 import { spawnProcess } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { agentFixture, requestBodies } from '../../test/fixtures.js';
+import { type AgentFixture, agentFixture, requestBodies } from '../../test/fixtures.js';
 import { sanitizeMessages } from '../model/sanitize-messages.js';
 import { rowsToMessages } from './transcript.js';
 
@@ -37,6 +37,26 @@ async function writeFromAnotherProcess(
   });
   const exit = await child.exited;
   expect(exit.code, child.stderr()).toBe(0);
+}
+
+/**
+ * Two turns ("one", then "two") of one agent on one session, `between` running in between; the
+ * texts of the second request's messages after the system prompt.
+ */
+async function secondRequestAround(
+  between: (fixture: AgentFixture, sessionId: string) => Promise<void>,
+): Promise<unknown[]> {
+  const fixture = await agentFixture({
+    server: { script: [{ text: 'first' }, { text: 'second' }] },
+  });
+  const agent = fixture.agent();
+  const session = await agent.createSession();
+  await agent.runTurn({ sessionId: session.id, message: 'one' });
+  await between(fixture, session.id);
+  await agent.runTurn({ sessionId: session.id, message: 'two' });
+  return sent(requestBodies(fixture.model), 1)
+    .slice(1)
+    .map((message) => message.content);
 }
 
 describe('what a turn keeps between turns', () => {
@@ -103,60 +123,33 @@ describe('what a turn keeps between turns', () => {
   });
 
   it('sends a message another process stored between two turns, in its place', async () => {
-    const fixture = await agentFixture({
-      server: { script: [{ text: 'first' }, { text: 'second' }] },
-    });
-    const agent = fixture.agent();
-    const session = await agent.createSession();
-    await agent.runTurn({ sessionId: session.id, message: 'one' });
-    await writeFromAnotherProcess(fixture.store.path, session.id, 'append', 'from elsewhere');
-    await agent.runTurn({ sessionId: session.id, message: 'two' });
-    expect(
-      sent(requestBodies(fixture.model), 1)
-        .slice(1)
-        .map((message) => message.content),
-    ).toEqual(['one', 'first', 'from elsewhere', 'two']);
+    const texts = await secondRequestAround((fixture, sessionId) =>
+      writeFromAnotherProcess(fixture.store.path, sessionId, 'append', 'from elsewhere'),
+    );
+    expect(texts).toEqual(['one', 'first', 'from elsewhere', 'two']);
   });
 
   it('drops a message another process superseded between two turns', async () => {
-    const fixture = await agentFixture({
-      server: { script: [{ text: 'first' }, { text: 'second' }] },
-    });
-    const agent = fixture.agent();
-    const session = await agent.createSession();
-    await agent.runTurn({ sessionId: session.id, message: 'one' });
-    await writeFromAnotherProcess(fixture.store.path, session.id, 'supersede', 'one');
-    await agent.runTurn({ sessionId: session.id, message: 'two' });
-    expect(
-      sent(requestBodies(fixture.model), 1)
-        .slice(1)
-        .map((message) => message.content),
-    ).toEqual(['first', 'two']);
+    const texts = await secondRequestAround((fixture, sessionId) =>
+      writeFromAnotherProcess(fixture.store.path, sessionId, 'supersede', 'one'),
+    );
+    expect(texts).toEqual(['first', 'two']);
   });
 
   it('drops a message another store handle of this process superseded between two turns', async () => {
-    const fixture = await agentFixture({
-      server: { script: [{ text: 'first' }, { text: 'second' }] },
+    const texts = await secondRequestAround(async (fixture, sessionId) => {
+      const other = await openSessionStore({ path: fixture.store.path });
+      try {
+        await other.withWriteTransaction((database) =>
+          database
+            .prepare('UPDATE messages SET active = 0 WHERE session_id = ? AND content = ?')
+            .run(sessionId, 'one'),
+        );
+      } finally {
+        await other.close();
+      }
     });
-    const agent = fixture.agent();
-    const session = await agent.createSession();
-    await agent.runTurn({ sessionId: session.id, message: 'one' });
-    const other = await openSessionStore({ path: fixture.store.path });
-    try {
-      await other.withWriteTransaction((database) =>
-        database
-          .prepare('UPDATE messages SET active = 0 WHERE session_id = ? AND content = ?')
-          .run(session.id, 'one'),
-      );
-    } finally {
-      await other.close();
-    }
-    await agent.runTurn({ sessionId: session.id, message: 'two' });
-    expect(
-      sent(requestBodies(fixture.model), 1)
-        .slice(1)
-        .map((message) => message.content),
-    ).toEqual(['first', 'two']);
+    expect(texts).toEqual(['first', 'two']);
   });
 });
 

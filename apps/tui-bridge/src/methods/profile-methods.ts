@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ProfileRuntime } from '@hermes/agent';
-import { listProfiles } from '@hermes/config';
+import { listProfiles, type ProfileInfo } from '@hermes/config';
 import type { Bridge } from '../bridge.js';
 import { DENIED_TITLE_SOURCES } from '../constants.js';
 import { RPC_ERROR_CODES, RpcError } from '../contract/error-codes.js';
@@ -36,41 +36,69 @@ function statKey(file: string): string {
   return stats ? `${stats.mtimeMs}:${stats.size}:${stats.ino}` : '-';
 }
 
+/** A number per distinct config object: a profile runtime hands out the same object while its
+ * `config.yaml` is unchanged (re-checked at most every 100 ms), so the number names the config. */
+const configNumbers = new WeakMap<object, number>();
+let nextConfigNumber = 0;
+
+function configKey(runtime: ProfileRuntime): string {
+  try {
+    const config = runtime.config();
+    let number = configNumbers.get(config);
+    if (number === undefined) {
+      nextConfigNumber += 1;
+      number = nextConfigNumber;
+      configNumbers.set(config, number);
+    }
+    return `c${number}`;
+  } catch {
+    return 'c-';
+  }
+}
+
+/** Any commit to a profile's `state.db` by any process: the open store's content version, else
+ * the file and its WAL as they stand (a store not opened yet, or one that has none). */
+function storeKey(runtime: ProfileRuntime, home: string): string {
+  const store = runtime.storeIfOpen;
+  if (store) {
+    try {
+      return `v${store.contentVersion()}`;
+    } catch {}
+  }
+  return `${statKey(path.join(home, 'state.db'))}/${statKey(path.join(home, 'state.db-wal'))}`;
+}
+
 /**
- * What a `profiles.list` answer depends on, read with a few `stat` calls: the profiles folder,
- * each profile home (avatars, parked markers), its `state.db` and WAL (any commit by any
- * process), its `config.yaml`, and the bridge's own live sessions. Equal fingerprints mean the
- * previous answer is still exact, so it is served again without opening anything.
+ * What a `profiles.list` answer depends on, read cheaply: the profiles folder and each profile
+ * home (profiles added or removed, avatars, parked markers) by `stat`, each profile's database by
+ * its content version (any commit by any process), its config as the runtime sees it, and the
+ * bridge's own live sessions. Equal fingerprints mean the previous answer is still exact, so it
+ * is served again without opening anything.
  */
-function fingerprint(bridge: Bridge, homes: readonly string[]): string {
+function fingerprint(bridge: Bridge, profiles: readonly ProfileInfo[]): string {
   const root = bridge.registry.root;
-  // The root is the default profile's home, so it is among `homes`.
+  // The root is the default profile's home, so it is among the profiles.
   const parts = [String(bridge.generation), statKey(path.join(root, 'profiles'))];
-  for (const home of homes) {
-    parts.push(
-      statKey(home),
-      statKey(path.join(home, 'state.db')),
-      statKey(path.join(home, 'state.db-wal')),
-      statKey(path.join(home, 'config.yaml')),
-    );
+  for (const info of profiles) {
+    const runtime = bridge.profile(info.name);
+    parts.push(statKey(info.home), storeKey(runtime, info.home), configKey(runtime));
   }
   return parts.join('|');
 }
 
 export function profileMethods(bridge: Bridge) {
   let cached:
-    | { key: string; homes: readonly string[]; result: MethodResult<'profiles.list'> }
+    | { key: string; infos: readonly ProfileInfo[]; result: MethodResult<'profiles.list'> }
     | undefined;
   return {
     async 'profiles.list'(): Promise<MethodResult<'profiles.list'>> {
-      if (cached && fingerprint(bridge, cached.homes) === cached.key) return cached.result;
       try {
+        if (cached && fingerprint(bridge, cached.infos) === cached.key) return cached.result;
         const launchHome = bridge.registry.launch.home;
         const profiles: ProfileEntry[] = [];
         const infos = listProfiles(bridge.registry.root);
-        const homes = infos.map((info) => info.home);
         // Taken before reading: a change made while this call reads shows up as a new fingerprint.
-        const key = fingerprint(bridge, homes);
+        const key = fingerprint(bridge, infos);
         for (const info of infos) {
           const runtime = bridge.profile(info.name);
           let lastSession: ProfileEntry['last_session'] = null;
@@ -123,7 +151,7 @@ export function profileMethods(bridge: Bridge) {
         const result = { profiles, bot_mode_protocol: true as const };
         // A resurrection written by this very call changes the database: the next call recomputes
         // once and then serves the settled answer.
-        cached = { key, homes, result };
+        cached = { key, infos, result };
         return result;
       } catch (error) {
         if (RpcError.isInstance(error) && error.code !== RPC_ERROR_CODES.internalError) throw error;

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -490,13 +491,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     if (!upgrade.handleUpgrade(request, socket, head)) socket.destroy();
   });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    // Rejects with the listen error (EADDRINUSE, EACCES, …) instead of resolving.
+    await once(server.listen(port, host), 'listening');
   } catch (error) {
     await writeStatus({ gatewayState: 'startup_failed', exitReason: 'listen_failed' });
     await unwind();

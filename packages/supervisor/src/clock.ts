@@ -11,24 +11,27 @@ export interface SupervisorClock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Resolves after `ms` on an unref'd timer, or at once when `signal` aborts (never rejects). */
+export function unrefSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 export const systemClock: SupervisorClock = {
   now: () => performance.now(),
-  sleep(ms, signal) {
-    return new Promise((resolve) => {
-      if (signal?.aborted) {
-        resolve();
-        return;
-      }
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      function done() {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      }
-      signal?.addEventListener('abort', done, { once: true });
-    });
-  },
+  sleep: unrefSleep,
 };
 
 /** Where the supervisors log. Defaults to stderr; the gateway passes its own logger. */

@@ -59,6 +59,7 @@ export {
   DEFAULT_ADAPTER_DISCONNECT_TIMEOUT_S,
   DEFAULT_PLATFORM_CONNECT_TIMEOUT_S,
   type NoAdaptersLeftEvent,
+  PLATFORM_FLEET_STATES,
   type PlatformFleet,
   type PlatformFleetOptions,
   type PlatformState,

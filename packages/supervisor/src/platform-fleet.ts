@@ -22,13 +22,16 @@ export const DEFAULT_ADAPTER_DISCONNECT_TIMEOUT_S = 5;
 /** A platform that failed at startup is first retried after this many seconds. */
 export const STARTUP_RETRY_DELAY_S = 30;
 
-export type PlatformState =
-  | 'connecting'
-  | 'connected'
-  | 'retrying'
-  | 'fatal'
-  | 'disabled'
-  | 'stopped';
+/** Every state a platform of the fleet can be in (`status()`), e.g. one series each in metrics. */
+export const PLATFORM_FLEET_STATES = [
+  'connecting',
+  'connected',
+  'retrying',
+  'fatal',
+  'disabled',
+  'stopped',
+] as const;
+export type PlatformState = (typeof PLATFORM_FLEET_STATES)[number];
 
 export interface PlatformStatus {
   readonly platform: string;

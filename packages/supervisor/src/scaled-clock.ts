@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { SupervisorClock } from './clock.js';
+import { type SupervisorClock, unrefSleep } from './clock.js';
 
 /**
  * A monotonic clock whose time runs `1 / scale` times faster: with `scale` 0.01 a 30 s backoff
@@ -13,21 +13,6 @@ export function scaledClock(scale: number): SupervisorClock {
   const origin = performance.now();
   return {
     now: () => origin + (performance.now() - origin) / scale,
-    sleep(ms, signal) {
-      return new Promise((resolve) => {
-        if (signal?.aborted) {
-          resolve();
-          return;
-        }
-        const timer = setTimeout(done, ms * scale);
-        timer.unref();
-        function done() {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        }
-        signal?.addEventListener('abort', done, { once: true });
-      });
-    },
+    sleep: (ms, signal) => unrefSleep(ms * scale, signal),
   };
 }

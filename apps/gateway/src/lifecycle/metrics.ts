@@ -1,16 +1,6 @@
 import type { AgentEvent } from '@hermes/agent';
-import type { PlatformStatus } from '@hermes/supervisor';
+import { PLATFORM_FLEET_STATES, type PlatformStatus } from '@hermes/supervisor';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-
-/** The platform states `hermes_platform_state` reports (one series per state, 1 for the current). */
-export const PLATFORM_STATES = [
-  'connecting',
-  'connected',
-  'retrying',
-  'fatal',
-  'disabled',
-  'stopped',
-] as const;
 
 export interface MetricsSources {
   readonly platforms: () => readonly PlatformStatus[];
@@ -91,8 +81,9 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset();
+        // One series per state the fleet knows, 1 for the current.
         for (const status of sources.platforms())
-          for (const state of PLATFORM_STATES)
+          for (const state of PLATFORM_FLEET_STATES)
             this.set({ platform: status.platform, state }, status.state === state ? 1 : 0);
       },
     });

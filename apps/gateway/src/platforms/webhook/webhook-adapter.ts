@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type {
@@ -138,13 +139,8 @@ export class WebhookAdapter implements PlatformAdapter {
     });
     const { host, port } = this.#options.settings;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      // Rejects with the listen error (EADDRINUSE, EACCES, …) instead of resolving.
+      await once(server.listen(port, host), 'listening');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       this.fatalError = {

@@ -3,6 +3,7 @@ import { RECOVERED_MARKER } from '@hermes/session-store';
 import {
   type RecordedRequest,
   type ScriptedTurn,
+  seededRandom,
   spawnProcess,
   startModelServer,
   tempHome,
@@ -23,17 +24,6 @@ const RUNS = Number(process.env.CHAOS_RUNS ?? 20);
 const SEED = Number(process.env.CHAOS_SEED ?? 20_260_612);
 const TOKEN = '987654:chaos-telegram-token-abcdefghijklmno';
 const CHATS = [101, 102, 103];
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 type Message = { role: string; content?: unknown; tool_calls?: unknown };
 
@@ -78,14 +68,14 @@ afterEach(async () => {
 
 describe('chaos: SIGKILL with replies in flight', () => {
   it(`${RUNS} seeded kills (seed ${SEED}): every owed reply delivered, nothing stored or started twice`, async () => {
-    const random = mulberry32(SEED);
+    const random = seededRandom(SEED);
     const telegram = await startFakeTelegram({ token: TOKEN });
     fakes.push(telegram);
     // Telegram-like latency: a reply is in the chat 60 ms before the sender hears so.
     telegram.sendLatencyMs = 60;
     // Model delays draw from their own generator so the kill schedule stays reproducible.
     const model = await startModelServer({
-      script: chaosScript(RUNS * 40 + 200, mulberry32(SEED + 1)),
+      script: chaosScript(RUNS * 40 + 200, seededRandom(SEED + 1)),
     });
     const home = (await tempHome()).path;
     await writeConfig(

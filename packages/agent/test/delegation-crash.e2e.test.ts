@@ -5,6 +5,7 @@ import { DELEGATION_OWNER_EXITED_MESSAGE, openSessionStore } from '@hermes/sessi
 import {
   type RecordedRequest,
   type ScriptedReply,
+  seededRandom,
   spawnProcess,
   startModelServer,
   tempHome,
@@ -22,18 +23,6 @@ import { isChildRequest, messagesOf } from './delegation-fixtures.js';
 import { waitFor } from './fixtures.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-/** A small seeded PRNG, so a failing schedule can be replayed (the seed is in the failure). */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function lastMessage(request: RecordedRequest): { role: string; content: unknown } | undefined {
   return messagesOf(request).at(-1);
@@ -53,7 +42,7 @@ interface KillPoint {
 describe('crash safety of the async rail (real processes, SIGKILL)', () => {
   it('loses no completion and delivers none twice over 24 random kill points in four crash windows', async () => {
     const seed = Number(process.env.HERMES_CRASH_SEED ?? Date.now() % 1_000_000);
-    const random = prng(seed);
+    const random = seededRandom(seed);
     let childDelayMs = 0;
     let childArrived: (() => void) | undefined;
     const reply = async (request: RecordedRequest): Promise<ScriptedReply> => {

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import net from 'node:net';
-import { tempHome } from '@hermes/testkit';
+import { seededRandom, tempHome } from '@hermes/testkit';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { MAX_REQUEST_LINE_BYTES } from './constants.js';
@@ -12,18 +12,6 @@ const MALFORMED_REQUESTS = 10_000;
 const BATCH_SIZE = 200;
 const IDLE_CONNECTIONS = 200;
 const READ_TIMEOUT_MS = 300;
-
-/** Small seeded PRNG so a failure reproduces with the same inputs. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Ending = 'newline' | 'half-close' | 'abort' | 'never-terminated';
 

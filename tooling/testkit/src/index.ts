@@ -9,6 +9,7 @@ export {
   startModelServer,
 } from './model-server.js';
 export * from './readme/index.js';
+export { seededRandom } from './seeded-random.js';
 export {
   isProcessRunning,
   type ProcessExit,

@@ -92,7 +92,11 @@ export type SessionCompressedEvent = EventBase & {
 };
 export type WarningEvent = EventBase & {
   readonly type: 'warning';
-  readonly code: 'compression_failed' | 'fallback_skipped' | 'usage_not_recorded';
+  readonly code:
+    | 'compression_failed'
+    | 'fallback_skipped'
+    | 'usage_not_recorded'
+    | 'tool_results_not_recorded';
   readonly message: string;
 };
 

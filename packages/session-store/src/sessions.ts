@@ -14,7 +14,13 @@ export type { SessionRecord } from './records.js';
 export type ParentEdge = 'compression' | 'branch' | 'reset' | 'delegate' | 'tool';
 
 export interface CreateSessionInput {
+  /** The id to use; taken already → `session_exists`. Without it one is generated. */
   readonly id?: string;
+  /**
+   * Generates the id when `id` is not given (default `YYYYMMDD_HHMMSS_<hex6>`); a generated id
+   * that is taken is drawn again, up to 8 times.
+   */
+  readonly newId?: () => string;
   readonly source: string;
   readonly title?: string | null;
   readonly titleSource?: TitleSource;
@@ -50,9 +56,30 @@ export function requireSession(context: StoreContext, id: string): SessionRecord
   return row;
 }
 
-/** Inserts a row (and claims its title) — call inside a write transaction. */
+/** Fresh ids tried when a generated one is taken (six hex digits: rare, but not impossible). */
+const GENERATED_ID_ATTEMPTS = 8;
+
+/**
+ * Inserts a row (and claims its title) — call inside a write transaction. A generated id that
+ * is already taken (two sessions started in the same second drew the same six hex digits) is
+ * drawn again; a caller's own id that is taken is `session_exists`.
+ */
 export function insertSession(context: StoreContext, input: CreateSessionInput): string {
-  const id = input.id ?? newSessionId();
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return insertSessionRow(context, input, input.id ?? (input.newId ?? newSessionId)());
+    } catch (error) {
+      const retry =
+        input.id === undefined &&
+        attempt < GENERATED_ID_ATTEMPTS &&
+        SessionStoreError.isInstance(error) &&
+        error.code === 'session_exists';
+      if (!retry) throw error;
+    }
+  }
+}
+
+function insertSessionRow(context: StoreContext, input: CreateSessionInput, id: string): string {
   const startedAt = input.startedAt ?? context.clock.now();
   const edge = input.parentSessionId ? (input.parentEdge ?? 'branch') : null;
   let lineageRootId = id;

@@ -4,6 +4,26 @@ import { runFixture } from '../test/processes.js';
 import { SessionStoreError } from './index.js';
 
 describe('beginTurn / endTurn', () => {
+  it('say which active row came before the turn’s messages (0 for a new conversation)', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 's', source: 'cli' });
+    const first = await store.beginTurn('s', { messages: [{ role: 'user', content: 'one' }] });
+    expect(first?.previousMessageId).toBe(0);
+    expect(first?.transcript.lastMessageId).toBe(first?.messageIds[0]);
+    const ended = await store.endTurn('s', {
+      messages: [{ role: 'assistant', content: 'a' }],
+      releaseLease: first?.holder ?? '',
+    });
+    const second = await store.beginTurn('s', { messages: [{ role: 'user', content: 'two' }] });
+    expect(second?.previousMessageId).toBe(ended.messageIds[0]);
+    expect(second?.transcript.lastMessageId).toBe(second?.messageIds[0]);
+    await store.endTurn('s', { releaseLease: second?.holder ?? '' });
+    // Without messages the mark is the row before, and so is previousMessageId.
+    const third = await store.beginTurn('s', {});
+    expect(third?.previousMessageId).toBe(second?.messageIds[0]);
+    expect(third?.transcript.lastMessageId).toBe(second?.messageIds[0]);
+  });
+
   it('take the lease, store the prompt and the message in one transaction, and end with reply, usage and release', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 's', source: 'cli' });

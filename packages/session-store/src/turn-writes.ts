@@ -33,6 +33,12 @@ export interface BeganTurn {
   readonly messageIds: number[];
   /** The session's transcript including `messages`, as committed. */
   readonly transcript: TranscriptMark;
+  /**
+   * The newest active message's id before `messages` were appended (0 when there was none),
+   * under the same `transcript.foreignVersion`: a caller holding the transcript up to this id
+   * under that version has it all once it adds `messages`, without reading them back.
+   */
+  readonly previousMessageId: number;
 }
 
 export interface EndTurnInput {
@@ -60,15 +66,20 @@ export function readTranscriptMark(
   sessionId: string,
   resets: number,
 ): TranscriptMark {
-  const lastMessageId =
+  const lastMessageId = newestActiveMessageId(context, sessionId);
+  const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
+  return { lastMessageId, foreignVersion: `${dataVersion}.${resets}` };
+}
+
+function newestActiveMessageId(context: StoreContext, sessionId: string): number {
+  return (
     (context
       .statement(
         'SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id DESC LIMIT 1',
       )
       .pluck()
-      .get(sessionId) as number | undefined) ?? 0;
-  const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
-  return { lastMessageId, foreignVersion: `${dataVersion}.${resets}` };
+      .get(sessionId) as number | undefined) ?? 0
+  );
 }
 
 /** The last prompt hashed: a turn after turn passes the same text (often the same string). */
@@ -105,11 +116,19 @@ export function beginTurn(
   const holder = acquireTurnLease(context, sessionId, input.lease ?? {});
   if (holder === null) return null;
   if (input.systemPrompt !== undefined) storeSystemPrompt(context, sessionId, input.systemPrompt);
-  const messageIds =
-    input.messages && input.messages.length > 0
-      ? insertMessages(context, sessionId, input.messages)
-      : [];
-  return { holder, messageIds, transcript: readTranscriptMark(context, sessionId, resets) };
+  const appending = input.messages !== undefined && input.messages.length > 0;
+  const previousMessageId = newestActiveMessageId(context, sessionId);
+  const messageIds = appending ? insertMessages(context, sessionId, input.messages ?? []) : [];
+  const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
+  return {
+    holder,
+    messageIds,
+    previousMessageId,
+    transcript: {
+      lastMessageId: messageIds.at(-1) ?? previousMessageId,
+      foreignVersion: `${dataVersion}.${resets}`,
+    },
+  };
 }
 
 /**

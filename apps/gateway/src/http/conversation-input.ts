@@ -99,7 +99,8 @@ export async function resolveApiSession(
   let session: SessionRecord;
   try {
     session = await store.createSession({
-      id: sessionId ?? newApiSessionId(),
+      // A generated id that is taken is drawn again by the store.
+      ...(sessionId !== undefined ? { id: sessionId } : { newId: newApiSessionId }),
       source: API_SESSION_SOURCE,
       profileName: runtime.name,
       ...(sessionKey !== undefined ? { sessionKey } : {}),

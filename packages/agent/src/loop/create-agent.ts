@@ -31,7 +31,7 @@ import { createToolRegistry } from '../tools/tool-registry.js';
 import { listToolsets, resolveToolNames } from '../tools/toolsets.js';
 import type { Agent, CreateAgentOptions, RunTurnOptions, TurnResult } from './agent-types.js';
 import { runToolCalls } from './run-tool-calls.js';
-import { TranscriptCache } from './transcript.js';
+import { type AppendedRows, storedRow, TranscriptCache } from './transcript.js';
 
 /** The final answer when the model ends a turn with nothing to say (the reference's sentinel). */
 export const EMPTY_RESPONSE_SENTINEL = '(empty)';
@@ -44,6 +44,8 @@ export const GRACE_CALL_NOTE =
 interface Opened {
   readonly messageId?: number;
   readonly transcript: TranscriptMark;
+  /** What it appended, so the transcript need not be read back. */
+  readonly appended: AppendedRows;
 }
 
 type Emit = (event: DistributiveOmit<AgentEvent, 'runId' | 'sessionId'>) => void;
@@ -224,6 +226,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
         opened = {
           ...(userMessage ? { messageId: began.messageIds[0] } : {}),
           transcript: began.transcript,
+          appended: {
+            previousMessageId: began.previousMessageId,
+            rows:
+              userMessage && began.messageIds[0] !== undefined
+                ? [storedRow(began.messageIds[0], userMessage)]
+                : [],
+          },
         };
     }
     if (holder === null)
@@ -315,22 +324,40 @@ export function createAgent(options: CreateAgentOptions): Agent {
     });
     let usageRecorded = false;
     /**
-     * Stores the turn's last messages, its usage and the lease's release in one transaction.
-     * Should that fail, the messages are stored alone (a failure there fails the turn as
-     * before), and `finish` records the usage and the lease is released on their own.
+     * Results of read-only tool calls not stored yet: they ride in the transaction of the turn's
+     * next write (the model's next reply, a side-effecting call's result, the turn's end), so an
+     * iteration of read-only calls costs one transaction instead of two. A crash before that write
+     * loses only results any rerun recomputes (the call had no effect); the stored call is
+     * answered "no result recorded" when the transcript is read (`TranscriptBuilder`).
+     */
+    const pending: MessageInput[] = [];
+    /** `messages` after the pending results, in one transaction; the ids of `messages`. */
+    const append = async (messages: readonly MessageInput[]): Promise<number[]> => {
+      if (pending.length === 0) return await store.appendMessages(sessionId, messages);
+      const ids = await store.appendMessages(sessionId, [...pending, ...messages]);
+      const stored = pending.length;
+      pending.length = 0;
+      return ids.slice(stored);
+    };
+    /**
+     * Stores the pending results, the turn's last messages, its usage and the lease's release in
+     * one transaction. Should that fail, the messages are stored alone (a failure there fails the
+     * turn as before), and `finish` records the usage and the lease is released on their own.
      */
     const storeLast = async (messages: readonly MessageInput[]): Promise<number[]> => {
+      const stored = pending.length;
       try {
         const ended = await store.endTurn(sessionId, {
-          messages,
+          messages: [...pending, ...messages],
           usage: usageInput(),
           releaseLease: lease.holder,
         });
+        pending.length = 0;
         usageRecorded = true;
         lease.released = true;
-        return ended.messageIds;
+        return ended.messageIds.slice(stored);
       } catch {
-        return await store.appendMessages(sessionId, messages);
+        return await append(messages);
       }
     };
     const finish = async (
@@ -338,13 +365,29 @@ export function createAgent(options: CreateAgentOptions): Agent {
     ): Promise<TurnResult> => {
       if (!usageRecorded) {
         try {
-          await store.endTurn(sessionId, { usage: usageInput(), releaseLease: lease.holder });
+          await store.endTurn(sessionId, {
+            ...(pending.length > 0 ? { messages: [...pending] } : {}),
+            usage: usageInput(),
+            releaseLease: lease.holder,
+          });
+          pending.length = 0;
           usageRecorded = true;
           lease.released = true;
         } catch (error) {
           emit({
             type: 'warning',
             code: 'usage_not_recorded',
+            message: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
+      if (pending.length > 0) {
+        try {
+          await append([]);
+        } catch (error) {
+          emit({
+            type: 'warning',
+            code: 'tool_results_not_recorded',
             message: error instanceof Error ? error.message : String(error),
           });
         }
@@ -378,7 +421,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         if (input.userMessage) messageId = await store.appendMessage(sessionId, input.userMessage);
       }
       if (messageId !== undefined) await turnOptions.onMessageStored?.(messageId);
-      const loaded = transcripts.load(sessionId, input.opened?.transcript);
+      const loaded = transcripts.load(sessionId, input.opened?.transcript, input.opened?.appended);
       let history = loaded.messages;
       // The prompt-size estimate grows with the history instead of re-serialising it per call.
       let historyChars = loaded.chars;
@@ -423,6 +466,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
         ) {
           compressionTried = true;
           try {
+            // Compression reads the transcript from the store: every result goes in first.
+            if (pending.length > 0) await append([]);
             const compressed = await compressSession({
               store,
               config,
@@ -498,9 +543,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         };
         // The final reply is stored with the usage and the lease's release (one transaction).
         const [replyId = 0] =
-          toolCalls.length === 0
-            ? await storeLast([reply])
-            : [await store.appendMessage(sessionId, reply)];
+          toolCalls.length === 0 ? await storeLast([reply]) : await append([reply]);
         emit({
           type: 'message.completed',
           messageId: replyId,
@@ -559,12 +602,15 @@ export function createAgent(options: CreateAgentOptions): Agent {
             const content =
               steer === undefined ? outcome.content : `${outcome.content}\n\n${steerNote(steer)}`;
             if (steer !== undefined) steered.set(call.id, content);
-            await store.appendMessage(sessionId, {
+            const message: MessageInput = {
               role: 'tool',
               content,
               toolCallId: call.id,
               toolName: call.function.name,
-            });
+            };
+            // A call with effects is on record before the turn goes on; see `pending`.
+            if (toolsByName.get(call.function.name)?.readOnly) pending.push(message);
+            else await append([message]);
           },
         });
         for (const { call, outcome } of results)

@@ -16,7 +16,7 @@ export interface RunToolCallsOptions {
   readonly signal: AbortSignal;
   readonly contextFor: (call: ToolCall) => ToolContext;
   readonly emit: (event: DistributiveOmit<AgentEvent, 'runId' | 'sessionId'>) => void;
-  /** Stores one result as soon as it exists (so a crash loses at most the calls still running). */
+  /** Records one result as soon as it exists (the agent stores it now or with its next write). */
   readonly persist: (result: ToolCallResult) => Promise<void>;
 }
 

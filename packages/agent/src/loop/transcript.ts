@@ -36,6 +36,43 @@ export function loadMessages(store: SessionStore, sessionId: string, afterId = 0
   }
 }
 
+/** What the transcript reads of a stored row. */
+export type TranscriptRow = Pick<
+  MessageRecord,
+  | 'id'
+  | 'role'
+  | 'content'
+  | 'apiContent'
+  | 'toolCallId'
+  | 'toolName'
+  | 'toolCalls'
+  | 'reasoning'
+  | 'codexReasoningItems'
+>;
+
+/** A message just stored under `id`, as the row the store now holds reads. */
+export function storedRow(id: number, input: MessageInput): TranscriptRow {
+  const json = (value: unknown) =>
+    value === undefined || value === null ? null : JSON.stringify(value);
+  return {
+    id,
+    role: input.role,
+    content: input.content ?? null,
+    apiContent: input.apiContent ?? null,
+    toolCallId: input.toolCallId ?? null,
+    toolName: input.toolName ?? null,
+    toolCalls: json(input.toolCalls),
+    reasoning: input.reasoning ?? null,
+    codexReasoningItems: json(input.codexReasoningItems),
+  };
+}
+
+/** Rows a turn just appended, and the newest active row before them (see `BeganTurn`). */
+export interface AppendedRows {
+  readonly previousMessageId: number;
+  readonly rows: readonly TranscriptRow[];
+}
+
 /**
  * Stored rows → the conversation the model sees, fed in id order and extendable: a turn's
  * history is the rows already converted plus the ones stored since (see `TranscriptCache`).
@@ -68,7 +105,7 @@ export class TranscriptBuilder {
   }
 
   /** Feeds rows newer than every row fed so far, oldest first. */
-  add(rows: readonly MessageRecord[]): void {
+  add(rows: readonly TranscriptRow[]): void {
     for (const row of rows) {
       this.lastRowId = row.id;
       const content = row.apiContent ?? row.content ?? '';
@@ -156,19 +193,42 @@ export class TranscriptCache {
 
   /**
    * The session's conversation and its size in serialised characters. `mark` is one taken
-   * inside the write that just committed (`beginTurn`); without it the mark is read now.
+   * inside the write that just committed (`beginTurn`); without it the mark is read now. With
+   * `appended` (the rows that write appended, and the newest row before them), rows the cache
+   * already holds up to `previousMessageId` under the same version are extended with them
+   * without reading anything back — as is a session that had no rows before them.
    */
-  load(sessionId: string, mark?: TranscriptMark): { messages: ChatMessage[]; chars: number } {
+  load(
+    sessionId: string,
+    mark?: TranscriptMark,
+    appended?: AppendedRows,
+  ): { messages: ChatMessage[]; chars: number } {
     // Read before the rows: a commit after it changes the version the next load compares.
     const current = mark ?? this.#store.getTranscriptMark(sessionId);
     let entry = this.#entries.get(sessionId);
+    const known =
+      appended !== undefined &&
+      mark !== undefined &&
+      (appended.rows.at(-1)?.id ?? appended.previousMessageId) === mark.lastMessageId;
     if (
+      known &&
+      entry &&
+      entry.foreignVersion === current.foreignVersion &&
+      entry.builder.lastRowId === appended.previousMessageId
+    ) {
+      entry.builder.add(appended.rows);
+      this.#entries.delete(sessionId);
+    } else if (
       entry &&
       entry.foreignVersion === current.foreignVersion &&
       entry.builder.lastRowId <= current.lastMessageId
     ) {
       entry.builder.add(loadMessages(this.#store, sessionId, entry.builder.lastRowId));
       this.#entries.delete(sessionId);
+    } else if (known && appended.previousMessageId === 0) {
+      if (entry) this.#entries.delete(sessionId);
+      entry = { builder: new TranscriptBuilder(), foreignVersion: current.foreignVersion };
+      entry.builder.add(appended.rows);
     } else {
       entry = { builder: new TranscriptBuilder(), foreignVersion: current.foreignVersion };
       entry.builder.add(loadMessages(this.#store, sessionId));

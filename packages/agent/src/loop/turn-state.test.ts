@@ -153,6 +153,49 @@ describe('what a turn keeps between turns', () => {
   });
 });
 
+describe('the first turn of a conversation', () => {
+  it('reads nothing back: the new session’s user message goes to the model as stored', async () => {
+    const fixture = await agentFixture({ server: { script: [{ text: 'hello' }] } });
+    let reads = 0;
+    const store = new Proxy(fixture.store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property === 'getMessages')
+          return (...args: unknown[]) => {
+            reads += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const agent = fixture.agent({ store });
+    const session = await agent.createSession();
+    await agent.runTurn({ sessionId: session.id, message: 'hi there' });
+    expect(reads).toBe(0);
+    expect(
+      sent(requestBodies(fixture.model), 0)
+        .slice(1)
+        .map((message) => message.content),
+    ).toEqual(['hi there']);
+  });
+
+  it('sends the rows a caller stored before it (a seeded history), in order', async () => {
+    const fixture = await agentFixture({ server: { script: [{ text: 'hello' }] } });
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    await fixture.store.appendMessages(session.id, [
+      { role: 'user', content: 'earlier question' },
+      { role: 'assistant', content: 'earlier answer' },
+    ]);
+    await agent.runTurn({ sessionId: session.id, message: 'now' });
+    expect(
+      sent(requestBodies(fixture.model), 0)
+        .slice(1)
+        .map((message) => message.content),
+    ).toEqual(['earlier question', 'earlier answer', 'now']);
+  });
+});
+
 describe('a session deleted and created again under its id', () => {
   it('starts from an empty conversation', async () => {
     const fixture = await agentFixture({

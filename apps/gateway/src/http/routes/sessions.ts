@@ -247,8 +247,8 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
   app.post('/api/sessions', async (context) => {
     const body = await readJsonBody(context, CreateSessionSchema, { limit, emptyAsObject: true });
     const store = await storeOf(context);
-    const id = body.id ?? body.session_id ?? newApiSessionId();
-    if (!SESSION_ID_PATTERN.test(id)) {
+    const id = body.id ?? body.session_id;
+    if (id !== undefined && !SESSION_ID_PATTERN.test(id)) {
       throw new HttpError({
         status: 400,
         code: 'invalid_session_id',
@@ -256,7 +256,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
         param: 'id',
       });
     }
-    if (store.getSession(id)) {
+    if (id !== undefined && store.getSession(id)) {
       throw new HttpError({
         status: 409,
         code: 'session_exists',
@@ -268,7 +268,8 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     let session: SessionRecord;
     try {
       session = await store.createSession({
-        id,
+        // A generated id that is taken is drawn again by the store.
+        ...(id !== undefined ? { id } : { newId: newApiSessionId }),
         source: body.source ?? 'api_server',
         title,
         profileName: context.get('runtime').name,
@@ -282,7 +283,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
         throw new HttpError({
           status: 409,
           code: 'session_exists',
-          message: `Session already exists: ${id}`,
+          message: id !== undefined ? `Session already exists: ${id}` : error.message,
           param: 'id',
         });
       }

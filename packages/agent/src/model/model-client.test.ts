@@ -120,10 +120,17 @@ describe('createModelClient', () => {
     expect(retries[1]?.delayMs).toBeLessThanOrEqual(1000);
   });
 
-  it('retries a connection reset', async () => {
+  it('retries a connection reset, naming it in the retry notice', async () => {
     const model = await server({ script: [{ reset: true }, { text: 'recovered' }] });
-    const client = createModelClient({ routes: [route(model.baseUrl)] });
+    const notices: ModelClientNotice[] = [];
+    const client = createModelClient({
+      routes: [route(model.baseUrl)],
+      onNotice: (notice) => notices.push(notice),
+    });
     expect((await client.complete({ messages: hello })).turn.content).toBe('recovered');
+    expect(notices).toEqual([
+      expect.objectContaining({ type: 'model.retry', reason: 'connection failed: ECONNRESET' }),
+    ]);
   });
 
   it("ends on a 4xx with the provider's own message, without retrying or falling back", async () => {

@@ -4,6 +4,7 @@ import { runChatCompletions, type TransportRequest } from './chat-completions-tr
 import { type ChatMessage, emptyModelTurn, type ModelTurn } from './chat-message.js';
 import type { FunctionSchema } from './function-schema.js';
 import { describeRoute, type ModelRoute } from './model-route.js';
+import { fetchForBaseUrl } from './plain-http-fetch.js';
 import { runResponses } from './responses-transport.js';
 import {
   abortableSleep,
@@ -79,7 +80,14 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
     const key = `${route.baseUrl}\u0000${route.apiKey}`;
     let client = clients.get(key);
     if (!client) {
-      client = new OpenAI({ apiKey: route.apiKey, baseURL: route.baseUrl, maxRetries: 0 });
+      // Plain-http servers (local models) go over node:http; https keeps the SDK's default fetch.
+      const fetch = fetchForBaseUrl(route.baseUrl);
+      client = new OpenAI({
+        apiKey: route.apiKey,
+        baseURL: route.baseUrl,
+        maxRetries: 0,
+        ...(fetch ? { fetch } : {}),
+      });
       clients.set(key, client);
     }
     return client;

@@ -59,14 +59,16 @@ export function classifyFailure(error: unknown, signal?: AbortSignal): FailureCl
       status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
     return { retryable, aborted: false, status, retryAfterMs, message: providerMessage(error) };
   }
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code === 'EPIPE')
+  // A connection lost mid-body reaches us raw from the stream (fetch's `TypeError('terminated')`):
+  // worth another attempt, like a failure before the response.
+  const code = connectionCode(error);
+  if (code !== undefined)
     return {
       retryable: true,
       aborted: false,
       status: undefined,
       retryAfterMs: undefined,
-      message: String(code),
+      message: `connection failed: ${code}`,
     };
   return {
     retryable: false,
@@ -82,9 +84,39 @@ function isAbortError(error: unknown): boolean {
 }
 
 function connectionDetail(error: APIConnectionError): string {
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const code = connectionCode(error.cause);
   return code ? `connection failed: ${code}` : error.message || 'connection failed';
+}
+
+/** Socket-level failures, by the `code` Node (or undici) gives them. */
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * The socket error's code, wherever fetch nested it: both undici and the plain-http transport
+ * wrap it as the `cause` of a `TypeError('fetch failed')` or `TypeError('terminated')`. undici's
+ * `UND_ERR_SOCKET` (the server closed the connection) is what Node calls `ECONNRESET`, so both
+ * transports report a dropped connection alike.
+ */
+function connectionCode(error: unknown): string | undefined {
+  let current = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_CODES.has(code))
+      return code === 'UND_ERR_SOCKET' ? 'ECONNRESET' : code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /**

@@ -29,7 +29,7 @@ function start(command, args, pattern, env = process.env) {
     child.stdout.on('data', (chunk) => {
       out += chunk;
       const match = pattern.exec(out);
-      if (match) resolve(match[1]);
+      if (match) resolve(match.length > 2 ? match.slice(1) : match[1]);
     });
     // The last of each child's stderr, shown if it exits before the bench is done.
     let err = '';
@@ -113,10 +113,10 @@ async function load(label, send) {
 
 const home = mkdtempSync(path.join(tmpdir(), 'hermes-bench-'));
 try {
-  const modelUrl = await start(
+  const [modelUrl, modelControlUrl] = await start(
     process.execPath,
     [path.join(here, 'model-server.mjs')],
-    /MODEL (\S+)/,
+    /MODEL (\S+) CONTROL (\S+)/,
   );
   writeFileSync(
     path.join(home, 'config.yaml'),
@@ -171,8 +171,11 @@ try {
     if (round % 2 === 0) targets.reverse();
     for (const [label, send] of targets) results.push({ round, ...(await load(label, send)) });
   }
-  // One client, one request at a time: where a turn's time goes without queueing. The agent runs
-  // in this process on its own home with the same config (no HTTP, no gateway).
+  // One client, one request at a time: where a turn's time goes without queueing. Every request
+  // starts a new conversation, as an OpenAI-compatible client that sends no session header does.
+  // The agent runs in this process on its own home with the same config (no HTTP, no gateway):
+  // a new session and a turn. The direct calls: the client's one message, and the very request
+  // the gateway sent the model (system prompt, tools, message), replayed.
   const { createAgent } = await import('@hermes/agent');
   const { loadConfig } = await import('@hermes/config');
   const { openSessionStore } = await import('@hermes/session-store');
@@ -187,8 +190,9 @@ try {
     home: agentHome,
     platform: 'api_server',
   });
-  const agentSession = await agentInProcess.createSession();
-  const sequential = { bare: [], direct: [], agent: [], gateway: [] };
+  await request(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', body: chatBody });
+  const sameRequest = (await request(`${modelControlUrl}/last-body`)).text;
+  const sequential = { bare: [], direct: [], same: [], agent: [], gateway: [] };
   const timed = async (list, work) => {
     const started = performance.now();
     await work();
@@ -201,15 +205,15 @@ try {
     await timed(sequential.direct, () =>
       request(`${modelUrl}/chat/completions`, { method: 'POST', body: chatBody }),
     );
-    await timed(sequential.agent, () =>
-      agentInProcess.runTurn({ sessionId: agentSession.id, message: 'hi' }),
+    await timed(sequential.same, () =>
+      request(`${modelUrl}/chat/completions`, { method: 'POST', body: sameRequest }),
     );
+    await timed(sequential.agent, async () => {
+      const session = await agentInProcess.createSession({ source: 'api_server' });
+      await agentInProcess.runTurn({ sessionId: session.id, message: 'hi' });
+    });
     await timed(sequential.gateway, () =>
-      request(`${gatewayUrl}/v1/chat/completions`, {
-        method: 'POST',
-        body: chatBody,
-        headers: { 'x-hermes-session-id': 'bench-sequential' },
-      }),
+      request(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', body: chatBody }),
     );
   }
   await agentStore.close();
@@ -232,13 +236,14 @@ try {
   }
   const bare = median(sequential.bare);
   const direct = median(sequential.direct);
+  const same = median(sequential.same);
   const agentTurn = median(sequential.agent);
   const viaGateway = median(sequential.gateway);
   console.log(
-    `\none client, ${SEQUENTIAL_REQUESTS} requests each, p50: bare round trip ${bare.toFixed(2)} ms; direct model call ${direct.toFixed(2)} ms; agent.runTurn in-process ${agentTurn.toFixed(2)} ms; gateway /v1/chat/completions ${viaGateway.toFixed(2)} ms`,
+    `\none client, ${SEQUENTIAL_REQUESTS} requests each (a new conversation each), p50: bare round trip ${bare.toFixed(2)} ms; direct model call with the client's message ${direct.toFixed(2)} ms, with the request the gateway sends (${Buffer.byteLength(sameRequest)} bytes: system prompt, tools, message) ${same.toFixed(2)} ms; agent session + runTurn in-process ${agentTurn.toFixed(2)} ms; gateway /v1/chat/completions ${viaGateway.toFixed(2)} ms`,
   );
   console.log(
-    `  overhead over the direct call ${(viaGateway - direct).toFixed(2)} ms (target ≤ 2 ms), of which the agent's turn ${(agentTurn - direct).toFixed(2)} ms and the gateway's HTTP layer ${(viaGateway - agentTurn).toFixed(2)} ms (one round trip to a bare route ${bare.toFixed(2)} ms, the gateway's own work ${(viaGateway - agentTurn - bare).toFixed(2)} ms)`,
+    `  proxy overhead (gateway over the direct call it makes) ${(viaGateway - same).toFixed(2)} ms (target ≤ 2 ms), of which the agent's session and turn ${(agentTurn - same).toFixed(2)} ms and the gateway's HTTP layer ${(viaGateway - agentTurn).toFixed(2)} ms (one round trip to a bare route ${bare.toFixed(2)} ms, the gateway's own work ${(viaGateway - agentTurn - bare).toFixed(2)} ms); over the client's one-message call ${(viaGateway - direct).toFixed(2)} ms`,
   );
 } finally {
   stopping = true;

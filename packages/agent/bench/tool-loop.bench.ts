@@ -20,6 +20,7 @@ import { startModelServer } from '@hermes/testkit';
 import OpenAI from 'openai';
 import * as v from 'valibot';
 import { createAgent, defineTool } from '../src/index.js';
+import { fetchForBaseUrl } from '../src/model/plain-http-fetch.js';
 import { spawnModelServer } from './spawn-model-server.js';
 
 const ITERATIONS_PER_TURN = 10;
@@ -112,7 +113,6 @@ const agents = {
 };
 
 const samples = { readOnly: [] as number[], effect: [] as number[] };
-const directSamples: number[] = [];
 
 async function agentBlock(kind: keyof typeof agents, record: boolean): Promise<void> {
   const agent = agents[kind];
@@ -136,21 +136,38 @@ async function agentBlock(kind: keyof typeof agents, record: boolean): Promise<v
 
 // The direct calls get their own server, and send exactly the bodies the agent sent in its
 // last block (same conversation, same tools), so the ratio is the agent's own overhead:
-// building the request, parsing the stream, running the tool and storing every message.
+// building the request, parsing the stream, running the tool and storing every message. Two
+// direct clients: the SDK as another program calls it (Node's fetch), and the SDK over the
+// agent's own transport for plain-http servers (`fetchForBaseUrl`) — against the second the
+// ratio is the loop's cost alone, the transport's saving taken out.
 const directServer = await (inProcess ? inProcessServer(false) : processServer(false));
-const directClient = new OpenAI({ baseURL: directServer.baseUrl, apiKey: 'k', maxRetries: 0 });
-async function directBlock(record: boolean): Promise<void> {
+const transportFetch = fetchForBaseUrl(directServer.baseUrl);
+const directClients = {
+  sdk: new OpenAI({ baseURL: directServer.baseUrl, apiKey: 'k', maxRetries: 0 }),
+  transport: new OpenAI({
+    baseURL: directServer.baseUrl,
+    apiKey: 'k',
+    maxRetries: 0,
+    ...(transportFetch ? { fetch: transportFetch } : {}),
+  }),
+};
+const directSamples = { sdk: [] as number[], transport: [] as number[] };
+async function directBlock(record: boolean, block: number): Promise<void> {
   const bodies = (await server.lastBodies(ITERATIONS_PER_TURN + 1)).slice(0, -1);
+  const kinds: (keyof typeof directClients)[] =
+    block % 2 === 0 ? ['sdk', 'transport'] : ['transport', 'sdk'];
   for (const body of bodies) {
-    directServer.pushToolCall();
-    const started = performance.now();
-    const stream = await directClient.chat.completions.create(
-      body as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
-    );
-    for await (const _chunk of stream) {
-      // drain
+    for (const kind of kinds) {
+      directServer.pushToolCall();
+      const started = performance.now();
+      const stream = await directClients[kind].chat.completions.create(
+        body as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+      );
+      for await (const _chunk of stream) {
+        // drain
+      }
+      if (record) directSamples[kind].push(performance.now() - started);
     }
-    if (record) directSamples.push(performance.now() - started);
   }
 }
 
@@ -160,13 +177,17 @@ for (let block = 0; block < BLOCKS + WARMUP_BLOCKS; block += 1) {
   const order: (keyof typeof agents)[] =
     block % 2 === 0 ? ['effect', 'readOnly'] : ['readOnly', 'effect'];
   for (const kind of order) await agentBlock(kind, record);
-  await directBlock(record);
+  await directBlock(record, block);
 }
 
-directSamples.sort((left, right) => left - right);
-const directP50 = percentile(directSamples, 0.5);
+const direct = Object.fromEntries(
+  Object.entries(directSamples).map(([kind, list]) => {
+    list.sort((left, right) => left - right);
+    return [kind, { p50: percentile(list, 0.5), p99: percentile(list, 0.99) }];
+  }),
+) as Record<keyof typeof directClients, { p50: number; p99: number }>;
 console.log(
-  `tool-loop iteration${inProcess ? '' : ' (model servers in their own processes)'}: direct SDK call p50 ${directP50.toFixed(2)} ms, p99 ${percentile(directSamples, 0.99).toFixed(2)} ms`,
+  `tool-loop iteration${inProcess ? '' : ' (model servers in their own processes)'}: direct SDK call p50 ${direct.sdk.p50.toFixed(2)} ms, p99 ${direct.sdk.p99.toFixed(2)} ms | the SDK over the agent's transport p50 ${direct.transport.p50.toFixed(2)} ms, p99 ${direct.transport.p99.toFixed(2)} ms`,
 );
 for (const [kind, label] of [
   ['readOnly', 'read-only tool'],
@@ -175,7 +196,7 @@ for (const [kind, label] of [
   const sorted = samples[kind].sort((left, right) => left - right);
   const p50 = percentile(sorted, 0.5);
   console.log(
-    `  ${label}: agent p50 ${p50.toFixed(2)} ms, p99 ${percentile(sorted, 0.99).toFixed(2)} ms | ratio p50 ${(p50 / directP50).toFixed(2)}× (target ≤ 1.3×, ${sorted.length} iterations)`,
+    `  ${label}: agent p50 ${p50.toFixed(2)} ms, p99 ${percentile(sorted, 0.99).toFixed(2)} ms | ratio p50 ${(p50 / direct.sdk.p50).toFixed(2)}× the direct SDK call (target ≤ 1.3×), ${(p50 / direct.transport.p50).toFixed(2)}× the SDK over the same transport (${sorted.length} iterations)`,
   );
 }
 await store.close();

@@ -65,6 +65,8 @@ export interface ForkSessionInput {
   readonly sessionId: string;
   /** The child's id (default: a new session id). */
   readonly childId?: string;
+  /** Generates the child's id when `childId` is not given, drawn again if taken (`createSession`'s `newId`). */
+  readonly newChildId?: () => string;
   readonly title?: string | null;
   /** The rows to copy (default: every active message of `sessionId`); e.g. a prefix up to one message. */
   readonly rows?: readonly MessageRecord[];
@@ -98,6 +100,7 @@ export async function forkSession(
   const rows = input.rows ?? readAllMessages(store, parent.id);
   const child = await store.createSession({
     ...(input.childId !== undefined ? { id: input.childId } : {}),
+    ...(input.childId === undefined && input.newChildId ? { newId: input.newChildId } : {}),
     source: parent.source,
     title: input.title ?? null,
     profileName: parent.profileName,

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { openTestStore } from '../test/helpers.js';
-import { SessionStoreError } from './index.js';
+import { forkSession, SessionStoreError } from './index.js';
 
 // Generated ids come from this module: the first two draws repeat one id, as two sessions
 // started in the same second may (six random hex digits).
@@ -51,5 +51,21 @@ describe('newId: a caller’s id generator', () => {
     const newId = () => ids.shift() ?? 'api_exhausted';
     expect((await store.createSession({ source: 'api_server', newId })).id).toBe('api_1_aa');
     expect((await store.createSession({ source: 'api_server', newId })).id).toBe('api_1_bb');
+  });
+});
+
+describe('forkSession: newChildId', () => {
+  it('draws the child’s id again when the generated one is taken', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'parent', source: 'api_server' });
+    await store.appendMessages('parent', [{ role: 'user', content: 'hello' }]);
+    await store.createSession({ id: 'api_1_taken', source: 'api_server' });
+    const ids = ['api_1_taken', 'api_1_fresh'];
+    const { child, copied } = await forkSession(store, {
+      sessionId: 'parent',
+      newChildId: () => ids.shift() ?? 'api_exhausted',
+    });
+    expect(child.id).toBe('api_1_fresh');
+    expect(copied).toBe(1);
   });
 });

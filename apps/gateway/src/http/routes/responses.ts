@@ -176,7 +176,7 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
         const upTo = rows.findIndex((row) => row.id === previous.lastMessageId);
         ({ child: session } = await forkSession(store, {
           sessionId: tip,
-          childId: newApiSessionId(),
+          newChildId: newApiSessionId,
           rows: upTo === -1 ? rows : rows.slice(0, upTo + 1),
           endParent: false,
         }));

@@ -491,7 +491,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     try {
       ({ child } = await forkSession(store, {
         sessionId: tipRow.id,
-        childId: newApiSessionId(),
+        newChildId: newApiSessionId,
         title,
         rows: copied,
       }));

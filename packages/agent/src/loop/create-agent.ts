@@ -334,10 +334,16 @@ export function createAgent(options: CreateAgentOptions): Agent {
     /** `messages` after the pending results, in one transaction; the ids of `messages`. */
     const append = async (messages: readonly MessageInput[]): Promise<number[]> => {
       if (pending.length === 0) return await store.appendMessages(sessionId, messages);
-      const ids = await store.appendMessages(sessionId, [...pending, ...messages]);
-      const stored = pending.length;
-      pending.length = 0;
-      return ids.slice(stored);
+      // Taken before the write (a result recorded meanwhile waits for the next one) and put
+      // back should it fail.
+      const carried = pending.splice(0);
+      try {
+        const ids = await store.appendMessages(sessionId, [...carried, ...messages]);
+        return ids.slice(carried.length);
+      } catch (error) {
+        pending.unshift(...carried);
+        throw error;
+      }
     };
     /**
      * Stores the pending results, the turn's last messages, its usage and the lease's release in
@@ -345,18 +351,18 @@ export function createAgent(options: CreateAgentOptions): Agent {
      * turn as before), and `finish` records the usage and the lease is released on their own.
      */
     const storeLast = async (messages: readonly MessageInput[]): Promise<number[]> => {
-      const stored = pending.length;
+      const carried = pending.splice(0);
       try {
         const ended = await store.endTurn(sessionId, {
-          messages: [...pending, ...messages],
+          messages: [...carried, ...messages],
           usage: usageInput(),
           releaseLease: lease.holder,
         });
-        pending.length = 0;
         usageRecorded = true;
         lease.released = true;
-        return ended.messageIds.slice(stored);
+        return ended.messageIds.slice(carried.length);
       } catch {
+        pending.unshift(...carried);
         return await append(messages);
       }
     };
@@ -364,16 +370,17 @@ export function createAgent(options: CreateAgentOptions): Agent {
       result: Omit<TurnResult, 'runId' | 'sessionId' | 'usage'>,
     ): Promise<TurnResult> => {
       if (!usageRecorded) {
+        const carried = pending.splice(0);
         try {
           await store.endTurn(sessionId, {
-            ...(pending.length > 0 ? { messages: [...pending] } : {}),
+            ...(carried.length > 0 ? { messages: carried } : {}),
             usage: usageInput(),
             releaseLease: lease.holder,
           });
-          pending.length = 0;
           usageRecorded = true;
           lease.released = true;
         } catch (error) {
+          pending.unshift(...carried);
           emit({
             type: 'warning',
             code: 'usage_not_recorded',

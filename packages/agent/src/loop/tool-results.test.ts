@@ -174,4 +174,27 @@ describe('runTurn: when tool results are stored', () => {
     expect(result.status).toBe('failed');
     expect(stored(fixture.store, session.id)).toEqual(['user', 'assistant', 'tool:l1']);
   });
+
+  it('warns, not throws, when the pending results cannot be stored at the end', async () => {
+    const fixture = await agentFixture();
+    let sessionId = '';
+    fixture.model.push({ toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] }, async () => {
+      // The conversation is deleted while the model answers (another process, say).
+      await fixture.store.deleteSession(sessionId);
+      return { error: { status: 400, message: 'bad request from provider' } };
+    });
+    const agent = fixture.agent({ tools: [look] });
+    const session = await agent.createSession();
+    sessionId = session.id;
+    const events: string[] = [];
+    const result = await agent.runTurn({
+      sessionId,
+      message: 'go',
+      onEvent: (event) => {
+        if (event.type === 'warning') events.push(event.code);
+      },
+    });
+    expect(result.status).toBe('failed');
+    expect(events).toContain('tool_results_not_recorded');
+  });
 });

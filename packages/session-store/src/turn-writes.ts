@@ -66,9 +66,15 @@ export function readTranscriptMark(
   sessionId: string,
   resets: number,
 ): TranscriptMark {
-  const lastMessageId = newestActiveMessageId(context, sessionId);
+  return {
+    lastMessageId: newestActiveMessageId(context, sessionId),
+    foreignVersion: foreignVersion(context, resets),
+  };
+}
+
+function foreignVersion(context: StoreContext, resets: number): string {
   const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
-  return { lastMessageId, foreignVersion: `${dataVersion}.${resets}` };
+  return `${dataVersion}.${resets}`;
 }
 
 function newestActiveMessageId(context: StoreContext, sessionId: string): number {
@@ -116,17 +122,18 @@ export function beginTurn(
   const holder = acquireTurnLease(context, sessionId, input.lease ?? {});
   if (holder === null) return null;
   if (input.systemPrompt !== undefined) storeSystemPrompt(context, sessionId, input.systemPrompt);
-  const appending = input.messages !== undefined && input.messages.length > 0;
   const previousMessageId = newestActiveMessageId(context, sessionId);
-  const messageIds = appending ? insertMessages(context, sessionId, input.messages ?? []) : [];
-  const dataVersion = context.statement('PRAGMA data_version').pluck().get() as number;
+  const messageIds =
+    input.messages && input.messages.length > 0
+      ? insertMessages(context, sessionId, input.messages)
+      : [];
   return {
     holder,
     messageIds,
     previousMessageId,
     transcript: {
       lastMessageId: messageIds.at(-1) ?? previousMessageId,
-      foreignVersion: `${dataVersion}.${resets}`,
+      foreignVersion: foreignVersion(context, resets),
     },
   };
 }

@@ -331,38 +331,42 @@ export function createAgent(options: CreateAgentOptions): Agent {
      * answered "no result recorded" when the transcript is read (`TranscriptBuilder`).
      */
     const pending: MessageInput[] = [];
-    /** `messages` after the pending results, in one transaction; the ids of `messages`. */
-    const append = async (messages: readonly MessageInput[]): Promise<number[]> => {
-      if (pending.length === 0) return await store.appendMessages(sessionId, messages);
-      // Taken before the write (a result recorded meanwhile waits for the next one) and put
-      // back should it fail.
+    /**
+     * Runs a write carrying the pending results: taken before it (a result recorded meanwhile
+     * waits for the next write) and put back should it fail.
+     */
+    const carrying = async <T>(write: (carried: MessageInput[]) => Promise<T>): Promise<T> => {
       const carried = pending.splice(0);
       try {
-        const ids = await store.appendMessages(sessionId, [...carried, ...messages]);
-        return ids.slice(carried.length);
+        return await write(carried);
       } catch (error) {
         pending.unshift(...carried);
         throw error;
       }
     };
+    /** `messages` after the pending results, in one transaction; the ids of `messages`. */
+    const append = (messages: readonly MessageInput[]): Promise<number[]> =>
+      carrying(async (carried) =>
+        (await store.appendMessages(sessionId, [...carried, ...messages])).slice(carried.length),
+      );
     /**
      * Stores the pending results, the turn's last messages, its usage and the lease's release in
      * one transaction. Should that fail, the messages are stored alone (a failure there fails the
      * turn as before), and `finish` records the usage and the lease is released on their own.
      */
     const storeLast = async (messages: readonly MessageInput[]): Promise<number[]> => {
-      const carried = pending.splice(0);
       try {
-        const ended = await store.endTurn(sessionId, {
-          messages: [...carried, ...messages],
-          usage: usageInput(),
-          releaseLease: lease.holder,
+        return await carrying(async (carried) => {
+          const ended = await store.endTurn(sessionId, {
+            messages: [...carried, ...messages],
+            usage: usageInput(),
+            releaseLease: lease.holder,
+          });
+          usageRecorded = true;
+          lease.released = true;
+          return ended.messageIds.slice(carried.length);
         });
-        usageRecorded = true;
-        lease.released = true;
-        return ended.messageIds.slice(carried.length);
       } catch {
-        pending.unshift(...carried);
         return await append(messages);
       }
     };
@@ -370,17 +374,17 @@ export function createAgent(options: CreateAgentOptions): Agent {
       result: Omit<TurnResult, 'runId' | 'sessionId' | 'usage'>,
     ): Promise<TurnResult> => {
       if (!usageRecorded) {
-        const carried = pending.splice(0);
         try {
-          await store.endTurn(sessionId, {
-            ...(carried.length > 0 ? { messages: carried } : {}),
-            usage: usageInput(),
-            releaseLease: lease.holder,
-          });
+          await carrying((carried) =>
+            store.endTurn(sessionId, {
+              ...(carried.length > 0 ? { messages: carried } : {}),
+              usage: usageInput(),
+              releaseLease: lease.holder,
+            }),
+          );
           usageRecorded = true;
           lease.released = true;
         } catch (error) {
-          pending.unshift(...carried);
           emit({
             type: 'warning',
             code: 'usage_not_recorded',

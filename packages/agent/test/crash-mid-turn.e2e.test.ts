@@ -1,12 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { spawnProcess } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { TOOL_ERROR_MESSAGES } from '../src/errors.js';
-import { agentFixture, requestBodies, waitFor } from './fixtures.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
+import { agentFixture, requestBodies, spawnFixture, waitFor } from './fixtures.js';
 
 describe('a process killed mid-turn', () => {
   it('leaves a transcript another process resumes, taking over the dead turn lease', async () => {
@@ -27,22 +23,11 @@ describe('a process killed mid-turn', () => {
       },
     });
     const session = await fixture.store.createSession({ source: 'cli' });
-    const child = await spawnProcess({
-      command: process.execPath,
-      args: [
-        '--import',
-        'tsx',
-        '--conditions=@hermes/source',
-        path.join(here, 'fixtures', 'crash-turn.ts'),
-        fixture.home,
-        fixture.model.baseUrl,
-        session.id,
-        fixture.workdir,
-      ],
-      cwd: path.join(here, '..'),
-      readyLine: 'TOOL_STARTED',
-      readyTimeoutMs: 20_000,
-    });
+    const child = await spawnFixture(
+      'crash-turn.ts',
+      [fixture.home, fixture.model.baseUrl, session.id, fixture.workdir],
+      { readyLine: 'TOOL_STARTED', readyTimeoutMs: 20_000 },
+    );
     const pidFile = path.join(fixture.workdir, 'job.pid');
     await waitFor(() => {
       try {

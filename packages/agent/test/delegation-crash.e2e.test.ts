@@ -1,12 +1,10 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '@hermes/config';
 import { DELEGATION_OWNER_EXITED_MESSAGE, openSessionStore } from '@hermes/session-store';
 import {
   type RecordedRequest,
   type ScriptedReply,
   seededRandom,
-  spawnProcess,
   startModelServer,
   tempHome,
 } from '@hermes/testkit';
@@ -20,9 +18,7 @@ import {
   ownsCompletion,
 } from '../src/index.js';
 import { isChildRequest, messagesOf } from './delegation-fixtures.js';
-import { waitFor } from './fixtures.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
+import { spawnFixture, waitFor } from './fixtures.js';
 
 function lastMessage(request: RecordedRequest): { role: string; content: unknown } | undefined {
   return messagesOf(request).at(-1);
@@ -100,13 +96,9 @@ describe('crash safety of the async rail (real processes, SIGKILL)', () => {
       const arrived = new Promise<void>((resolve) => {
         childArrived = resolve;
       });
-      const owner = await spawnProcess({
-        command: process.execPath,
-        args: [
-          '--import',
-          'tsx',
-          '--conditions=@hermes/source',
-          path.join(here, 'fixtures', 'crash-delegation.ts'),
+      const owner = await spawnFixture(
+        'crash-delegation.ts',
+        [
           home,
           model.baseUrl,
           session.id,
@@ -114,10 +106,8 @@ describe('crash safety of the async rail (real processes, SIGKILL)', () => {
           ...(point.phase === 'before_ack' ? ['slow-ack'] : []),
           ...(point.phase === 'before_delivery' ? ['no-delivery'] : []),
         ],
-        cwd: path.join(here, '..'),
-        readyLine: /DISPATCHED (\S+)/,
-        readyTimeoutMs: 30_000,
-      });
+        { readyLine: /DISPATCHED (\S+)/, readyTimeoutMs: 30_000 },
+      );
       const delegationId = (await owner.waitForLine(/DISPATCHED (\S+)/))[1] as string;
       if (point.phase === 'mid_child_turn') await arrived;
       else if (point.phase === 'after_checkpoint') await owner.waitForLine(/CHECKPOINTED /, 15_000);

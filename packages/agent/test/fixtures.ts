@@ -1,10 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type HermesConfig, resolveConfig } from '@hermes/config';
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import {
   type ModelServer,
   type ModelServerOptions,
+  type SpawnedProcess,
+  type SpawnProcessOptions,
+  spawnProcess,
   startModelServer,
   tempHome,
 } from '@hermes/testkit';
@@ -82,6 +86,59 @@ export async function toolContext(
     origin: { sessionKey: 'session-under-test' },
     ...rest,
   };
+}
+
+const testDir = path.dirname(fileURLToPath(import.meta.url));
+
+/** Runs `test/fixtures/<name>` from source in a process of its own, with `args`. */
+export function spawnFixture(
+  name: string,
+  args: readonly string[],
+  options: Omit<SpawnProcessOptions, 'command' | 'args' | 'cwd'> = {},
+): Promise<SpawnedProcess> {
+  return spawnProcess({
+    command: process.execPath,
+    args: [
+      '--import',
+      'tsx',
+      '--conditions=@hermes/source',
+      path.join(testDir, 'fixtures', name),
+      ...args,
+    ],
+    cwd: path.join(testDir, '..'),
+    ...options,
+  });
+}
+
+/**
+ * The store, with every call of `methods` recorded by name in `calls`, in order (a write is
+ * one transaction, so counting writes counts commits).
+ */
+export function recordingCalls(
+  store: SessionStore,
+  methods: readonly (keyof SessionStore)[],
+): { store: SessionStore; calls: string[] } {
+  const calls: string[] = [];
+  const recorded = new Set<PropertyKey>(methods);
+  const proxy = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      if (recorded.has(property))
+        return (...args: unknown[]) => {
+          calls.push(String(property));
+          return value.apply(target, args);
+        };
+      return value.bind(target);
+    },
+  });
+  return { store: proxy, calls };
+}
+
+/** The contents of the messages of the `index`-th model request, after its system prompt. */
+export function sentContents(model: ModelServer, index: number): unknown[] {
+  const body = requestBodies(model)[index] as { messages: { content: unknown }[] };
+  return body.messages.slice(1).map((message) => message.content);
 }
 
 /** Request bodies the model server received, as plain objects. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { MessageRecord, SessionStore } from '@hermes/session-store';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { agentFixture } from '../../test/fixtures.js';
+import { agentFixture, recordingCalls } from '../../test/fixtures.js';
 import { defineTool } from '../tools/define-tool.js';
 
 /** What the store holds, as `role[:tool call id]`, when the model is asked. */
@@ -33,25 +33,6 @@ function effect(workdir: string) {
       return 'written';
     },
   });
-}
-
-/** Counts the store's write calls an agent makes (each is one transaction). */
-function countingWrites(store: SessionStore): { store: SessionStore; writes: string[] } {
-  const writes: string[] = [];
-  const methods = new Set(['appendMessage', 'appendMessages', 'beginTurn', 'endTurn']);
-  const proxy = new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      if (typeof property === 'string' && methods.has(property))
-        return (...args: unknown[]) => {
-          writes.push(property);
-          return value.apply(target, args);
-        };
-      return value.bind(target);
-    },
-  });
-  return { store: proxy, writes };
 }
 
 describe('runTurn: when tool results are stored', () => {
@@ -117,14 +98,19 @@ describe('runTurn: when tool results are stored', () => {
         ],
       });
     fixture.model.push({ text: 'done' });
-    const counted = countingWrites(fixture.store);
+    const counted = recordingCalls(fixture.store, [
+      'appendMessage',
+      'appendMessages',
+      'beginTurn',
+      'endTurn',
+    ]);
     const agent = fixture.agent({ store: counted.store, tools: [look] });
     const session = await agent.createSession();
     const result = await agent.runTurn({ sessionId: session.id, message: 'go' });
     expect(result.status).toBe('completed');
     // beginTurn (lease, prompt, message), one append per tool-calling reply (carrying the
     // previous iteration's results), endTurn (the last results, the reply, usage, lease).
-    expect(counted.writes).toEqual([
+    expect(counted.calls).toEqual([
       'beginTurn',
       ...Array.from({ length: iterations }, () => 'appendMessages'),
       'endTurn',

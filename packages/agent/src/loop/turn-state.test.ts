@@ -1,14 +1,17 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openSessionStore } from '@hermes/session-store';
-import { spawnProcess } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { type AgentFixture, agentFixture, requestBodies } from '../../test/fixtures.js';
+import {
+  type AgentFixture,
+  agentFixture,
+  recordingCalls,
+  requestBodies,
+  sentContents,
+  spawnFixture,
+} from '../../test/fixtures.js';
 import { sanitizeMessages } from '../model/sanitize-messages.js';
 import { rowsToMessages } from './transcript.js';
-
-const testDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test');
 
 type Body = { messages: { role: string; content: unknown; tool_calls?: unknown }[] };
 
@@ -22,19 +25,7 @@ async function writeFromAnotherProcess(
   sessionId: string,
   ...args: string[]
 ): Promise<void> {
-  const child = await spawnProcess({
-    command: process.execPath,
-    args: [
-      '--import',
-      'tsx',
-      '--conditions=@hermes/source',
-      path.join(testDir, 'fixtures', 'write-transcript.ts'),
-      databasePath,
-      sessionId,
-      ...args,
-    ],
-    cwd: path.join(testDir, '..'),
-  });
+  const child = await spawnFixture('write-transcript.ts', [databasePath, sessionId, ...args]);
   const exit = await child.exited;
   expect(exit.code, child.stderr()).toBe(0);
 }
@@ -54,9 +45,7 @@ async function secondRequestAround(
   await agent.runTurn({ sessionId: session.id, message: 'one' });
   await between(fixture, session.id);
   await agent.runTurn({ sessionId: session.id, message: 'two' });
-  return sent(requestBodies(fixture.model), 1)
-    .slice(1)
-    .map((message) => message.content);
+  return sentContents(fixture.model, 1);
 }
 
 describe('what a turn keeps between turns', () => {
@@ -156,27 +145,12 @@ describe('what a turn keeps between turns', () => {
 describe('the first turn of a conversation', () => {
   it('reads nothing back: the new session’s user message goes to the model as stored', async () => {
     const fixture = await agentFixture({ server: { script: [{ text: 'hello' }] } });
-    let reads = 0;
-    const store = new Proxy(fixture.store, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver);
-        if (property === 'getMessages')
-          return (...args: unknown[]) => {
-            reads += 1;
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const { store, calls } = recordingCalls(fixture.store, ['getMessages']);
     const agent = fixture.agent({ store });
     const session = await agent.createSession();
     await agent.runTurn({ sessionId: session.id, message: 'hi there' });
-    expect(reads).toBe(0);
-    expect(
-      sent(requestBodies(fixture.model), 0)
-        .slice(1)
-        .map((message) => message.content),
-    ).toEqual(['hi there']);
+    expect(calls).toEqual([]);
+    expect(sentContents(fixture.model, 0)).toEqual(['hi there']);
   });
 
   it('sends the rows a caller stored before it (a seeded history), in order', async () => {
@@ -188,11 +162,7 @@ describe('the first turn of a conversation', () => {
       { role: 'assistant', content: 'earlier answer' },
     ]);
     await agent.runTurn({ sessionId: session.id, message: 'now' });
-    expect(
-      sent(requestBodies(fixture.model), 0)
-        .slice(1)
-        .map((message) => message.content),
-    ).toEqual(['earlier question', 'earlier answer', 'now']);
+    expect(sentContents(fixture.model, 0)).toEqual(['earlier question', 'earlier answer', 'now']);
   });
 });
 
@@ -207,11 +177,7 @@ describe('a session deleted and created again under its id', () => {
     await fixture.store.deleteSession('chat');
     await agent.createSession({ id: 'chat' });
     await agent.runTurn({ sessionId: 'chat', message: 'two' });
-    expect(
-      sent(requestBodies(fixture.model), 1)
-        .slice(1)
-        .map((message) => message.content),
-    ).toEqual(['two']);
+    expect(sentContents(fixture.model, 1)).toEqual(['two']);
   });
 });
 

@@ -93,24 +93,16 @@ const config = resolveConfig({
   model: { base_url: server.baseUrl, default: 'test-model' },
   toolsets: ['bench'],
 });
-const agents = {
-  readOnly: createAgent({
+const agentWith = (readOnly: boolean) =>
+  createAgent({
     config,
     store,
     home,
     cwd: home,
-    tools: [noop(true)],
+    tools: [noop(readOnly)],
     secret: () => undefined,
-  }),
-  effect: createAgent({
-    config,
-    store,
-    home,
-    cwd: home,
-    tools: [noop(false)],
-    secret: () => undefined,
-  }),
-};
+  });
+const agents = { readOnly: agentWith(true), effect: agentWith(false) };
 
 const samples = { readOnly: [] as number[], effect: [] as number[] };
 

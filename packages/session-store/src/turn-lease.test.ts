@@ -104,6 +104,9 @@ describe('turn lease', () => {
         ),
       );
       for (const child of children) child.kill('SIGUSR2');
+      // Every racer has tried while every other is still alive; then they may go.
+      await Promise.all(children.map((child) => child.waitForLine(/"holder"/, 30_000)));
+      for (const child of children) child.kill('SIGUSR2');
       const exits = await Promise.all(children.map((child) => child.exited));
       expect(
         exits.map((exit) => exit.code),

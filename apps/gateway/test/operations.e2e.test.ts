@@ -177,6 +177,8 @@ describe('housekeeping in the running gateway', () => {
     }
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(fresh)).toBe(true);
+    // The sweep deletes, then logs: the line may reach the pipe a moment after the file is gone.
+    await gateway.process.waitForLine('Image cache cleanup: removed 1 stale file(s)', 5000);
     expect(gateway.process.stderr()).toContain('Image cache cleanup: removed 1 stale file(s)');
     const started = Date.now();
     gateway.process.kill('SIGTERM');

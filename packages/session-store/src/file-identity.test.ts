@@ -63,7 +63,14 @@ describe('a state.db replaced or removed under an open store', () => {
     }
     store.checkpoint();
     const other = new BetterSqlite3(databasePath);
-    expect(other.pragma('wal_checkpoint(TRUNCATE)', { simple: true })).toBe(0); // not busy
+    // The store's own checkpoint on its worker (every 50 writes) may still be running: a
+    // truncating checkpoint is busy until it is done, so try again for a while.
+    let busy = 1;
+    for (let attempt = 0; attempt < 100 && busy !== 0; attempt += 1) {
+      busy = other.pragma('wal_checkpoint(TRUNCATE)', { simple: true }) as number;
+      if (busy !== 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(busy).toBe(0);
     other.close();
     expect(await store.endSession('s', 'agent_close')).toBe(true);
   });

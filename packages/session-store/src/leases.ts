@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { isProcessAlive } from './process-identity.js';
 import type { StoreContext } from './store-context.js';
@@ -20,7 +20,8 @@ export interface LeaseRecord {
 
 /** A holder string names its process (`pid=<n>`) so a dead holder can be recognised. */
 export function newLeaseHolder(): string {
-  return `pid=${process.pid} token=${randomBytes(6).toString('hex')}`;
+  // 48 random bits; randomUUID draws from a pooled buffer (a getrandom call per lease is not free).
+  return `pid=${process.pid} token=${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 }
 
 function holderPid(holder: string): number | null {

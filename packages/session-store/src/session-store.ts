@@ -342,7 +342,9 @@ export class SessionStore {
   }
 
   /**
-   * A turn's opening writes in one transaction: takes the turn lease (as `acquireTurnLease`),
+   * A turn's opening writes in one transaction: creates the session with this id when `create`
+   * is given (the id must be new: `session_exists` otherwise, nothing written), takes the turn
+   * lease (as `acquireTurnLease`),
    * stores `systemPrompt` (as `setSessionSystemPrompt`; no write when it is already the stored
    * one) and appends `messages`. Returns null — nothing written — while another live holder has
    * the lease; otherwise the holder, the new message ids and the session's transcript mark as

@@ -55,6 +55,52 @@ describe('beginTurn / endTurn', () => {
     });
   });
 
+  it('create a new conversation in the same transaction as its first turn', async () => {
+    const { store } = await openTestStore();
+    const began = await store.beginTurn('fresh', {
+      create: { source: 'api_server', profileName: 'work', model: 'm' },
+      systemPrompt: 'be brief',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(store.requireSession('fresh')).toMatchObject({
+      source: 'api_server',
+      profileName: 'work',
+      model: 'm',
+      lineageRootId: 'fresh',
+      messageCount: 1,
+    });
+    expect(began?.previousMessageId).toBe(0);
+    expect(store.getTurnLease('fresh')).toMatchObject({ holder: began?.holder, active: true });
+    expect(store.getSessionSystemPrompt('fresh')).toBe('be brief');
+    expect(store.getMessages('fresh').map((row) => row.content)).toEqual(['hello']);
+
+    // All or nothing: a message the store refuses leaves no session behind.
+    await expect(
+      store.beginTurn('broken', {
+        create: { source: 'api_server' },
+        messages: [{ role: 'nobody' as 'user', content: 'x' }],
+      }),
+    ).rejects.toThrow();
+    expect(store.getSession('broken')).toBeUndefined();
+  });
+
+  it('never continue a conversation whose id is taken when asked to create it', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'taken', source: 'cli' });
+    await store.appendMessage('taken', { role: 'user', content: 'theirs' });
+    const attempt = store.beginTurn('taken', {
+      create: { source: 'api_server' },
+      systemPrompt: 'mine',
+      messages: [{ role: 'user', content: 'mine' }],
+    });
+    await expect(attempt).rejects.toSatisfy(
+      (error) => SessionStoreError.isInstance(error) && error.code === 'session_exists',
+    );
+    expect(store.getMessages('taken').map((row) => row.content)).toEqual(['theirs']);
+    expect(store.getTurnLease('taken')).toBeNull();
+    expect(store.requireSession('taken').source).toBe('cli');
+  });
+
   it('writes nothing while another live holder has the lease', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 's', source: 'cli' });

@@ -1,4 +1,5 @@
 import { insertMessages, type MessageInput } from './messages.js';
+import { type CreateSessionInput, insertSession } from './sessions.js';
 import type { StoreContext } from './store-context.js';
 import { acquireTurnLease, releaseTurnLease, type TurnLeaseOptions } from './turn-lease.js';
 import { recordUsage, setSessionSystemPrompt, systemPromptHash, type UsageInput } from './usage.js';
@@ -20,6 +21,12 @@ export interface TranscriptMark {
 }
 
 export interface BeginTurnInput {
+  /**
+   * Creates the session with the turn's id in the same transaction (one commit for a new
+   * conversation's first turn). The id must be new: taken already → `session_exists`, with
+   * nothing written, so a turn never continues a conversation it did not mean to.
+   */
+  readonly create?: Omit<CreateSessionInput, 'id' | 'newId'>;
   /** Stored as the session's system prompt (skipped when it is already the stored one). */
   readonly systemPrompt?: string;
   /** Appended after the lease is taken: the turn's user message (or an injected one). */
@@ -109,8 +116,8 @@ function storeSystemPrompt(context: StoreContext, sessionId: string, prompt: str
 }
 
 /**
- * Takes the turn lease, stores the system prompt and appends the turn's first messages — call
- * inside one write transaction. Returns null (having written nothing) while another live holder
+ * Creates the session when asked, takes the turn lease, stores the system prompt and appends the
+ * turn's first messages — call inside one write transaction. Returns null (having written nothing) while another live holder
  * has the lease; any failure after the lease was taken rolls the lease back with the rest.
  */
 export function beginTurn(
@@ -119,6 +126,7 @@ export function beginTurn(
   input: BeginTurnInput,
   resets: number,
 ): BeganTurn | null {
+  if (input.create) insertSession(context, { ...input.create, id: sessionId });
   const holder = acquireTurnLease(context, sessionId, input.lease ?? {});
   if (holder === null) return null;
   if (input.systemPrompt !== undefined) storeSystemPrompt(context, sessionId, input.systemPrompt);

@@ -13,6 +13,7 @@ export type AgentErrorCode =
   | 'provider_unavailable'
   | 'session_busy'
   | 'session_not_found'
+  | 'session_exists'
   | 'duplicate_tool'
   | 'unknown_tool'
   | 'compression_failed'
@@ -79,6 +80,8 @@ export const AGENT_ERROR_MESSAGES = {
   sessionBusy: (sessionId: string) =>
     `session ${sessionId} is busy: another turn is running — wait for it to finish or interrupt it`,
   sessionNotFound: (sessionId: string) => `session ${sessionId} not found`,
+  sessionExists: (sessionId: string) =>
+    `session ${sessionId} already exists: a new conversation needs an id nobody has used`,
   duplicateTool: (name: string) => `tool '${name}' is registered twice`,
   unknownTool: (name: string) => `unknown tool '${name}'`,
   compressionBusy: (sessionId: string) =>

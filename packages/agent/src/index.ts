@@ -139,6 +139,7 @@ export {
 export type {
   Agent,
   CreateAgentOptions,
+  NewSessionOptions,
   RunTurnOptions,
   TurnControl,
   TurnOrigin,

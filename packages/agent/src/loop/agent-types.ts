@@ -1,5 +1,10 @@
 import type { HermesConfig } from '@hermes/config';
-import type { CreateSessionInput, SessionRecord, SessionStore } from '@hermes/session-store';
+import type {
+  CreateSessionInput,
+  MessageInput,
+  SessionRecord,
+  SessionStore,
+} from '@hermes/session-store';
 import type { AsyncDelegationRegistry } from '../delegation/async-registry.js';
 import type { AgentErrorCode } from '../errors.js';
 import type { AgentEvent } from '../events.js';
@@ -88,9 +93,25 @@ export interface TurnControl {
   shouldStop?(): boolean;
 }
 
+/** A conversation that does not exist yet, created by its first turn (`RunTurnOptions.newSession`). */
+export type NewSessionOptions = Partial<Omit<CreateSessionInput, 'id' | 'newId'>> & {
+  /** Earlier messages the client sent, stored before the turn's message (oldest first). */
+  readonly history?: readonly MessageInput[];
+};
+
 export interface RunTurnOptions {
   /** Any session id of the conversation; the turn runs on its compression tip. */
   readonly sessionId: string;
+  /**
+   * `sessionId` names a conversation that does not exist yet: the turn creates it (these fields,
+   * with `Agent.createSession`'s defaults) in the same transaction as its first messages — one
+   * commit instead of two — and sends the first model request while that transaction commits
+   * (the request depends on nothing the store decides). The model's answer is only used once the
+   * transaction has committed; should it fail, the request is aborted and nothing is stored. The
+   * id must be new: one that is taken is `AgentError` `session_exists`, nothing stored, so a turn
+   * never continues a conversation it did not mean to — draw another id and run again.
+   */
+  readonly newSession?: NewSessionOptions;
   /** The user message, stored before the model is called. Omit to continue without one. */
   readonly message?: string;
   /** Stored `display_kind` of `message` (e.g. a re-entered delegation result). */

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { getHermesHome, getSecret } from '@hermes/config';
 import {
+  type BeganTurn,
   type MessageInput,
   SessionStoreError,
   type TranscriptMark,
@@ -16,6 +17,7 @@ import {
   type ChatMessage,
   emptyModelTurn,
   emptyUsage,
+  type ModelTurn,
   type Usage,
 } from '../model/chat-message.js';
 import type { FunctionSchema } from '../model/function-schema.js';
@@ -31,7 +33,7 @@ import { createToolRegistry } from '../tools/tool-registry.js';
 import { listToolsets, resolveToolNames } from '../tools/toolsets.js';
 import type { Agent, CreateAgentOptions, RunTurnOptions, TurnResult } from './agent-types.js';
 import { runToolCalls } from './run-tool-calls.js';
-import { type AppendedRows, storedRow, TranscriptCache } from './transcript.js';
+import { type AppendedRows, storedRow, TranscriptBuilder, TranscriptCache } from './transcript.js';
 
 /** The final answer when the model ends a turn with nothing to say (the reference's sentinel). */
 export const EMPTY_RESPONSE_SENTINEL = '(empty)';
@@ -50,6 +52,67 @@ interface Opened {
 
 type Emit = (event: DistributiveOmit<AgentEvent, 'runId' | 'sessionId'>) => void;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * A new conversation's first model call, sent while the transaction that creates the
+ * conversation commits (see `RunTurnOptions.newSession`). Its answer is used only after that.
+ */
+interface EarlyCall {
+  readonly turn: ModelTurn;
+  /** Settles with the call; a rejection is observed, so it never goes unhandled. */
+  readonly done: Promise<void>;
+  /** Sends the events the call produced so far to `emit`, and every later one straight there. */
+  attach(emit: Emit): void;
+  abort(): void;
+}
+
+function startEarlyCall(
+  client: ModelClient,
+  call: {
+    messages: ChatMessage[];
+    tools: readonly FunctionSchema[];
+    sessionId: string;
+    signal: AbortSignal | undefined;
+  },
+): EarlyCall {
+  const local = new AbortController();
+  let sink: Emit | undefined;
+  const held: Parameters<Emit>[0][] = [];
+  const send: Emit = (event) => {
+    if (sink) sink(event);
+    else held.push(event);
+  };
+  const turn = emptyModelTurn();
+  let settled = false;
+  const done = client
+    .complete({
+      messages: call.messages,
+      tools: call.tools,
+      signal: call.signal ? AbortSignal.any([call.signal, local.signal]) : local.signal,
+      sessionId: call.sessionId,
+      turn,
+      onTextDelta: (text) => send({ type: 'message.delta', text }),
+      onReasoningDelta: (text) => send({ type: 'reasoning.delta', text }),
+      onNotice: (notice) => send(notice),
+    })
+    .then(() => undefined)
+    .finally(() => {
+      settled = true;
+    });
+  done.catch(() => {});
+  return {
+    turn,
+    done,
+    attach(emit) {
+      sink = emit;
+      for (const event of held.splice(0)) emit(event);
+    },
+    abort() {
+      // Only a call still running: an abort builds a DOMException, worth skipping on every turn.
+      if (!settled) local.abort();
+    },
+  };
+}
 
 /**
  * Builds an agent over a config and a session store. Nothing is resolved or touched until a
@@ -127,6 +190,17 @@ export function createAgent(options: CreateAgentOptions): Agent {
     }
   };
 
+  /** The prompt-size estimate (tokens) above which a turn compresses first. */
+  const compressionThreshold = (main: ModelRoute) =>
+    Math.min(
+      config.compression.threshold * (main.contextLength ?? DEFAULT_CONTEXT_LENGTH),
+      options.compressionThresholdTokens && options.compressionThresholdTokens > 0
+        ? options.compressionThresholdTokens
+        : Number.POSITIVE_INFINITY,
+    );
+  const systemFor = (prompt: string, turnOptions: RunTurnOptions) =>
+    turnOptions.ephemeralSystemNote ? `${prompt}\n\n${turnOptions.ephemeralSystemNote}` : prompt;
+
   const agent: Agent = {
     config,
     store,
@@ -164,17 +238,22 @@ export function createAgent(options: CreateAgentOptions): Agent {
 
   async function runTurn(turnOptions: RunTurnOptions): Promise<TurnResult> {
     const { main, fallbacks, warnings } = resolveRoutes();
-    const requested = store.getSession(turnOptions.sessionId);
-    if (!requested)
-      throw new AgentError({
-        code: 'session_not_found',
-        message: AGENT_ERROR_MESSAGES.sessionNotFound(turnOptions.sessionId),
-      });
-    const sessionId = store.getCompressionTip(turnOptions.sessionId);
-    const lineageRoot =
-      sessionId === requested.id
-        ? requested.lineageRootId
-        : (store.getSession(sessionId)?.lineageRootId ?? sessionId);
+    const fresh = turnOptions.newSession;
+    let sessionId = turnOptions.sessionId;
+    let lineageRoot = sessionId;
+    if (!fresh) {
+      const requested = store.getSession(turnOptions.sessionId);
+      if (!requested)
+        throw new AgentError({
+          code: 'session_not_found',
+          message: AGENT_ERROR_MESSAGES.sessionNotFound(turnOptions.sessionId),
+        });
+      sessionId = store.getCompressionTip(turnOptions.sessionId);
+      lineageRoot =
+        sessionId === requested.id
+          ? requested.lineageRootId
+          : (store.getSession(sessionId)?.lineageRootId ?? sessionId);
+    }
     const turnCwd = turnOptions.cwd ?? cwd;
     // Built before the lease so that the prompt and the user message are stored in the lease's
     // transaction; a failure to build it fails the turn inside the lease, as any other.
@@ -202,11 +281,35 @@ export function createAgent(options: CreateAgentOptions): Agent {
             content: turnOptions.message,
             ...(turnOptions.displayKind ? { displayKind: turnOptions.displayKind } : {}),
           };
+    let opened: Opened | undefined;
+    let holder: string | null;
+    let early: EarlyCall | undefined;
+    if (fresh) {
+      ({ opened, holder, early } = await openNewSession(turnOptions, fresh, {
+        sessionId,
+        main,
+        fallbacks,
+        prompt,
+        userMessage,
+      }));
+      return await runWithLease({
+        turnOptions,
+        main,
+        fallbacks,
+        warnings,
+        sessionId,
+        lineageRoot,
+        turnCwd,
+        prompt,
+        userMessage,
+        opened,
+        early,
+        holder,
+      });
+    }
     // One transaction: the lease, the prompt and the user message. Should it fail (short of
     // the database staying locked), the lease is taken alone and the turn stores the rest one
     // write at a time, reporting what fails as a failed turn.
-    let opened: Opened | undefined;
-    let holder: string | null;
     const began = await store
       .beginTurn(
         sessionId,
@@ -240,7 +343,123 @@ export function createAgent(options: CreateAgentOptions): Agent {
         code: 'session_busy',
         message: AGENT_ERROR_MESSAGES.sessionBusy(turnOptions.sessionId),
       });
-    const lease = { holder, sessionId, released: false };
+    return await runWithLease({
+      turnOptions,
+      main,
+      fallbacks,
+      warnings,
+      sessionId,
+      lineageRoot,
+      turnCwd,
+      prompt,
+      userMessage,
+      opened,
+      early: undefined,
+      holder,
+    });
+  }
+
+  /**
+   * A new conversation's opening transaction (the session, its prompt, the client's earlier
+   * messages and this turn's, the lease), with the first model call sent before it when nothing
+   * in that call waits on the store: not when the first call would compress, not when the turn is
+   * already stopped. Throws — nothing stored, the call aborted — when the transaction fails.
+   */
+  async function openNewSession(
+    turnOptions: RunTurnOptions,
+    fresh: NonNullable<RunTurnOptions['newSession']>,
+    input: {
+      sessionId: string;
+      main: ModelRoute;
+      fallbacks: readonly ModelRoute[];
+      prompt: { text: string } | { error: unknown };
+      userMessage: MessageInput | undefined;
+    },
+  ): Promise<{ opened: Opened | undefined; holder: string; early: EarlyCall | undefined }> {
+    const { sessionId, main, prompt, userMessage } = input;
+    const { history = [], ...fields } = fresh;
+    const seeded = userMessage ? [...history, userMessage] : [...history];
+    let early: EarlyCall | undefined;
+    if (
+      'text' in prompt &&
+      maxIterations > 0 &&
+      !turnOptions.signal?.aborted &&
+      !turnOptions.control?.shouldStop?.()
+    ) {
+      // Provisional row ids: only the content goes into the request.
+      const builder = new TranscriptBuilder();
+      builder.add(seeded.map((message, index) => storedRow(index + 1, message)));
+      const { messages, chars } = builder.snapshot();
+      const system = systemFor(prompt.text, turnOptions);
+      const estimate = Math.ceil(
+        (messageChars({ role: 'system', content: system }) + chars + toolChars) / CHARS_PER_TOKEN,
+      );
+      if (!config.compression.enabled || estimate <= compressionThreshold(main)) {
+        early = startEarlyCall(clientFor(main, input.fallbacks), {
+          messages: [{ role: 'system', content: system }, ...messages],
+          tools: toolSchemas,
+          sessionId,
+          signal: turnOptions.signal,
+        });
+        // Let the request reach its socket before the transaction holds the thread.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    let began: BeganTurn | null;
+    try {
+      began = await store.beginTurn(sessionId, {
+        create: {
+          source: platform,
+          cwd,
+          ...(main.model ? { model: main.model } : {}),
+          ...fields,
+        },
+        ...('text' in prompt ? { systemPrompt: prompt.text } : {}),
+        ...(seeded.length > 0 ? { messages: seeded } : {}),
+      });
+    } catch (error) {
+      early?.abort();
+      if (SessionStoreError.isInstance(error) && error.code === 'session_exists')
+        throw new AgentError({
+          code: 'session_exists',
+          message: AGENT_ERROR_MESSAGES.sessionExists(sessionId),
+          cause: error,
+        });
+      throw error;
+    }
+    if (began === null) {
+      // Not possible for a session this transaction created; refused as any busy session.
+      early?.abort();
+      throw new AgentError({
+        code: 'session_busy',
+        message: AGENT_ERROR_MESSAGES.sessionBusy(sessionId),
+      });
+    }
+    const ids = began.messageIds;
+    const messageId = userMessage ? ids.at(-1) : undefined;
+    return {
+      holder: began.holder,
+      early,
+      opened:
+        'text' in prompt
+          ? {
+              ...(messageId === undefined ? {} : { messageId }),
+              transcript: began.transcript,
+              appended: {
+                previousMessageId: began.previousMessageId,
+                rows: seeded.map((message, index) => storedRow(ids[index] ?? 0, message)),
+              },
+            }
+          : undefined,
+    };
+  }
+
+  /** Runs the turn under the lease `holder` took, renewing it, and lets it go at the end. */
+  async function runWithLease(
+    input: Omit<Parameters<typeof runLeased>[0], 'lease'> & { holder: string },
+  ): Promise<TurnResult> {
+    const { holder, ...rest } = input;
+    const lease = { holder, sessionId: input.sessionId, released: false };
     const renew = setInterval(
       () => {
         store.renewTurnLease(lease.sessionId, holder).catch(() => {});
@@ -249,21 +468,10 @@ export function createAgent(options: CreateAgentOptions): Agent {
     );
     renew.unref();
     try {
-      return await runLeased({
-        turnOptions,
-        main,
-        fallbacks,
-        warnings,
-        sessionId,
-        lineageRoot,
-        turnCwd,
-        prompt,
-        userMessage,
-        opened,
-        lease,
-      });
+      return await runLeased({ ...rest, lease });
     } finally {
       clearInterval(renew);
+      input.early?.abort();
       if (!lease.released) await store.releaseTurnLease(lease.sessionId, holder).catch(() => {});
     }
   }
@@ -281,11 +489,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
     userMessage: MessageInput | undefined;
     /** What `beginTurn` stored (absent when it failed and the turn stores it itself). */
     opened: Opened | undefined;
+    /** The first model call, already sent (a new conversation; see `openNewSession`). */
+    early: EarlyCall | undefined;
     /** The turn lease: follows the session into a compression child; `released` once let go. */
     lease: { readonly holder: string; sessionId: string; released: boolean };
   }): Promise<TurnResult> {
     const { turnOptions, main, turnCwd, lease } = input;
-    const runId = `run_${randomBytes(8).toString('hex')}`;
+    const runId = `run_${randomUUID().replaceAll('-', '')}`;
     const signal = turnOptions.signal ?? new AbortController().signal;
     const usage = emptyUsage();
     let sessionId = input.sessionId;
@@ -308,6 +518,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     emit({ type: 'run.started', provider: main.provider, model: main.model, depth });
     for (const warning of input.warnings)
       emit({ type: 'warning', code: 'fallback_skipped', message: warning });
+    let early = input.early;
+    early?.attach(emit);
 
     let partial = '';
     const usageInput = (): UsageInput => ({
@@ -441,20 +653,12 @@ export function createAgent(options: CreateAgentOptions): Agent {
         historyChars += messageChars(message);
       };
       const client = clientFor(main, input.fallbacks);
-      const system = turnOptions.ephemeralSystemNote
-        ? `${systemPrompt}\n\n${turnOptions.ephemeralSystemNote}`
-        : systemPrompt;
+      const system = systemFor(systemPrompt, turnOptions);
       let iterations = 0;
       // At most one compression per turn: if the tools and the kept tail alone pass the
       // threshold, compressing again would only loop.
       let compressionTried = false;
-      const contextLength = main.contextLength ?? DEFAULT_CONTEXT_LENGTH;
-      const compressAbove = Math.min(
-        config.compression.threshold * contextLength,
-        options.compressionThresholdTokens && options.compressionThresholdTokens > 0
-          ? options.compressionThresholdTokens
-          : Number.POSITIVE_INFINITY,
-      );
+      const compressAbove = compressionThreshold(main);
       const systemChars = messageChars({ role: 'system', content: system });
       // What the last model reply said, returned when a caller stops the turn between calls.
       let lastContent = '';
@@ -470,6 +674,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         const grace = iterations >= maxIterations;
         const offered = grace ? [] : toolSchemas;
         if (
+          !early &&
           config.compression.enabled &&
           !compressionTried &&
           Math.ceil((systemChars + historyChars + (grace ? 0 : toolChars)) / CHARS_PER_TOKEN) >
@@ -512,18 +717,22 @@ export function createAgent(options: CreateAgentOptions): Agent {
         }
         const messages: ChatMessage[] = [{ role: 'system', content: system }, ...history];
         if (grace) messages.push({ role: 'user', content: GRACE_CALL_NOTE });
-        const turn = emptyModelTurn();
+        const first = early;
+        early = undefined;
+        const turn = first?.turn ?? emptyModelTurn();
         try {
-          await client.complete({
-            messages,
-            tools: offered,
-            signal,
-            sessionId,
-            turn,
-            onTextDelta: (text) => emit({ type: 'message.delta', text }),
-            onReasoningDelta: (text) => emit({ type: 'reasoning.delta', text }),
-            onNotice: (notice) => emit(notice),
-          });
+          if (first) await first.done;
+          else
+            await client.complete({
+              messages,
+              tools: offered,
+              signal,
+              sessionId,
+              turn,
+              onTextDelta: (text) => emit({ type: 'message.delta', text }),
+              onReasoningDelta: (text) => emit({ type: 'reasoning.delta', text }),
+              onNotice: (notice) => emit(notice),
+            });
         } catch (error) {
           if (AgentError.isInstance(error) && error.code === 'interrupted') {
             partial = turn.content;

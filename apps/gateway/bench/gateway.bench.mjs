@@ -174,8 +174,9 @@ try {
   // One client, one request at a time: where a turn's time goes without queueing. Every request
   // starts a new conversation, as an OpenAI-compatible client that sends no session header does.
   // The agent runs in this process on its own home with the same config (no HTTP, no gateway):
-  // a new session and a turn. The direct calls: the client's one message, and the very request
-  // the gateway sent the model (system prompt, tools, message), replayed.
+  // a turn that creates its conversation, as the gateway's does. The direct calls: the client's
+  // one message, and the very request the gateway sent the model (system prompt, tools,
+  // message), replayed.
   const { createAgent } = await import('@hermes/agent');
   const { loadConfig } = await import('@hermes/config');
   const { openSessionStore } = await import('@hermes/session-store');
@@ -209,8 +210,12 @@ try {
       request(`${modelUrl}/chat/completions`, { method: 'POST', body: sameRequest }),
     );
     await timed(sequential.agent, async () => {
-      const session = await agentInProcess.createSession({ source: 'api_server' });
-      await agentInProcess.runTurn({ sessionId: session.id, message: 'hi' });
+      // As the gateway runs it: the turn creates the conversation (`newSession`).
+      await agentInProcess.runTurn({
+        sessionId: `bench_${index}`,
+        message: 'hi',
+        newSession: { source: 'api_server' },
+      });
     });
     await timed(sequential.gateway, () =>
       request(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', body: chatBody }),

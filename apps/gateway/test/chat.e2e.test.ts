@@ -138,6 +138,73 @@ describe('chat completions', () => {
     expect(String(sent[0]?.content)).toContain('Answer briefly.');
   });
 
+  it('stores a new conversation answered in one piece with the client’s history, in order, and keeps it when the model fails', async () => {
+    const model = await startModelServer({
+      script: [
+        { text: 'Third answer.' },
+        { error: { status: 400, message: 'context too long for this model' } },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const asked = await gateway.json<{ choices: { message: { content: string } }[] }>(
+      '/v1/chat/completions',
+      {
+        method: 'POST',
+        key: API_KEY,
+        json: {
+          messages: [
+            { role: 'system', content: 'Answer briefly.' },
+            { role: 'user', content: 'First question' },
+            { role: 'assistant', content: 'First answer' },
+            { role: 'user', content: 'Third question' },
+          ],
+        },
+      },
+    );
+    expect(asked.status).toBe(200);
+    expect(asked.body.choices[0]?.message.content).toBe('Third answer.');
+    const sent = messagesOf(model.modelRequests[0] as never);
+    expect(sent.map((message) => message.content).slice(1)).toEqual([
+      'First question',
+      'First answer',
+      'Third question',
+    ]);
+    expect(String(sent[0]?.content)).toContain('Answer briefly.');
+    const sessionId = asked.headers.get('x-hermes-session-id');
+    expect(sessionId).toMatch(/^api_\d+_[0-9a-f]{8}$/);
+    const contents = async (id: string | null) =>
+      (
+        await gateway.json<{ data: { role: string; content: string }[] }>(
+          `/api/sessions/${id}/messages`,
+          { key: API_KEY },
+        )
+      ).body.data.map((message) => [message.role, message.content]);
+    expect(await contents(sessionId)).toEqual([
+      ['user', 'First question'],
+      ['assistant', 'First answer'],
+      ['user', 'Third question'],
+      ['assistant', 'Third answer.'],
+    ]);
+    const session = await gateway.json<{ session: { source: string } }>(
+      `/api/sessions/${sessionId}`,
+      { key: API_KEY },
+    );
+    expect(session.body.session.source).toBe('api_server');
+
+    // A failed turn still names its session, which holds the message the client sent.
+    const failed = await gateway.json('/v1/chat/completions', {
+      method: 'POST',
+      key: API_KEY,
+      json: { messages: [{ role: 'user', content: 'A question the model refuses' }] },
+    });
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    const failedId = failed.headers.get('x-hermes-session-id');
+    expect(failedId).toMatch(/^api_/);
+    expect(failedId).not.toBe(sessionId);
+    expect((await contents(failedId))[0]).toEqual(['user', 'A question the model refuses']);
+  });
+
   it('answers slash commands itself: they never reach the model', async () => {
     const model = await startModelServer({ script: [] });
     const { home } = await configuredHome(model.baseUrl);

@@ -1,3 +1,4 @@
+import type { NewSessionOptions } from '@hermes/agent';
 import {
   type MessageInput,
   type SessionRecord,
@@ -7,6 +8,7 @@ import {
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { profileApiKey } from '../runtime/profiles.js';
+import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
 import { HttpError } from './errors.js';
 import type { GatewayEnv } from './gateway-env.js';
 import { newApiSessionId, SESSION_ID_PATTERN } from './routes/sessions.js';
@@ -56,6 +58,61 @@ function readSessionHeader(context: Context, name: string): string | undefined {
     });
   }
   return value;
+}
+
+function historyRows(history: readonly HistoryMessage[]): MessageInput[] {
+  return history.map(
+    (message): MessageInput => ({
+      role: message.role,
+      content: message.content,
+      ...(message.toolCalls !== undefined ? { toolCalls: message.toolCalls } : {}),
+      ...(message.toolCallId !== undefined ? { toolCallId: message.toolCallId } : {}),
+    }),
+  );
+}
+
+/**
+ * A request that names no session (neither `X-Hermes-Session-Id` nor `X-Hermes-Session-Key`)
+ * starts a new conversation, which its turn creates: one transaction with the client's earlier
+ * messages and the new one (the agent's `newSession`; see `runNewConversationTurn`). `undefined`
+ * when the request names a session — `resolveApiSession` finds or creates it then.
+ */
+export function newApiConversation(
+  context: Context<GatewayEnv>,
+  history: readonly HistoryMessage[],
+): NewSessionOptions | undefined {
+  if (
+    context.req.header(SESSION_ID_HEADER) !== undefined ||
+    context.req.header(SESSION_KEY_HEADER) !== undefined
+  )
+    return undefined;
+  return {
+    source: API_SESSION_SOURCE,
+    profileName: context.get('runtime').name,
+    ...(history.length > 0 ? { history: historyRows(history) } : {}),
+  };
+}
+
+/** Ids drawn for one new conversation before a run of collisions is an error. */
+export const NEW_CONVERSATION_ID_DRAWS = 4;
+
+/**
+ * Runs the turn that creates a new conversation under a freshly drawn `api_…` id; an id that
+ * turns out to be taken (`session_exists`, nothing stored) is drawn again.
+ */
+export async function runNewConversationTurn(
+  runTurn: (request: TurnRequest) => Promise<TurnOutcome>,
+  request: Omit<TurnRequest, 'sessionId' | 'newSession'> & { newSession: NewSessionOptions },
+  newId: () => string = newApiSessionId,
+): Promise<TurnOutcome> {
+  for (let draw = 1; ; draw += 1) {
+    try {
+      return await runTurn({ ...request, sessionId: newId() });
+    } catch (error) {
+      const taken = error instanceof HttpError && error.code === 'session_exists';
+      if (!taken || draw >= NEW_CONVERSATION_ID_DRAWS) throw error;
+    }
+  }
 }
 
 /**
@@ -112,18 +169,6 @@ export async function resolveApiSession(
       return { session: existing, created: false };
     throw error;
   }
-  if (history.length > 0) {
-    await store.appendMessages(
-      session.id,
-      history.map(
-        (message): MessageInput => ({
-          role: message.role,
-          content: message.content,
-          ...(message.toolCalls !== undefined ? { toolCalls: message.toolCalls } : {}),
-          ...(message.toolCallId !== undefined ? { toolCallId: message.toolCallId } : {}),
-        }),
-      ),
-    );
-  }
+  if (history.length > 0) await store.appendMessages(session.id, historyRows(history));
   return { session, created: true };
 }

@@ -1,6 +1,7 @@
 import {
   AgentError,
   type AgentEvent,
+  type NewSessionOptions,
   type ProfileRuntime,
   type RunTurnOptions,
   type TurnResult,
@@ -19,6 +20,11 @@ import type { ActiveTurns, TurnKind } from './active-turns.js';
 export interface TurnRequest {
   readonly runtime: ProfileRuntime;
   readonly sessionId: string;
+  /**
+   * `sessionId` is a new conversation's id, created by this turn (the agent's `newSession`: one
+   * transaction with its first messages). Taken already → `HttpError` 409 `session_exists`.
+   */
+  readonly newSession?: NewSessionOptions | undefined;
   /** The user message; `undefined` continues the session without one (a resumed turn). */
   readonly message: string | undefined;
   readonly kind: TurnKind;
@@ -75,6 +81,8 @@ export function agentRefusal(error: unknown): HttpError | undefined {
       return new HttpError({ status: 409, code: 'session_busy', message: error.message });
     case 'session_not_found':
       return new HttpError({ status: 404, code: 'session_not_found', message: error.message });
+    case 'session_exists':
+      return new HttpError({ status: 409, code: 'session_exists', message: error.message });
     case 'model_not_configured':
     case 'model_id_missing':
     case 'missing_api_key':
@@ -96,7 +104,10 @@ export function agentRefusal(error: unknown): HttpError | undefined {
 export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise<TurnOutcome> {
   const { runtime } = request;
   const store = await runtime.store();
-  const session = store.getSession(request.sessionId);
+  const { newSession } = request;
+  const session = newSession
+    ? { lineageRootId: request.sessionId, sessionKey: newSession.sessionKey ?? null }
+    : store.getSession(request.sessionId);
   if (!session) {
     throw new HttpError({
       status: 404,
@@ -142,6 +153,7 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
         () =>
           agent.runTurn({
             sessionId: request.sessionId,
+            ...(newSession ? { newSession } : {}),
             ...(request.message === undefined ? {} : { message: request.message }),
             signal: turn.controller.signal,
             onEvent,

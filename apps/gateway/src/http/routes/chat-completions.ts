@@ -1,14 +1,17 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Usage } from '@hermes/agent';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
+import type { TurnOutcome } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
 import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
   type HistoryMessage,
   MessageContentSchema,
+  newApiConversation,
   resolveApiSession,
+  runNewConversationTurn,
   SESSION_ID_HEADER,
 } from '../conversation-input.js';
 import { errorBody, HttpError, streamedFailure } from '../errors.js';
@@ -80,8 +83,32 @@ function completionUsage(usage: Usage) {
   };
 }
 
+/** A non-streamed Chat Completions answer of a turn. */
+function completionBody(input: {
+  id: string;
+  created: number;
+  model: string;
+  outcome: TurnOutcome;
+}) {
+  const { result } = input.outcome;
+  return {
+    id: input.id,
+    object: 'chat.completion',
+    created: input.created,
+    model: input.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: result.finalResponse },
+        finish_reason: result.status === 'interrupted' ? 'length' : 'stop',
+      },
+    ],
+    usage: completionUsage(result.usage),
+  };
+}
+
 function completionId(): string {
-  return `chatcmpl-${randomBytes(12).toString('hex')}`;
+  return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
 }
 
 export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
@@ -93,10 +120,27 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
     const runtime = context.get('runtime');
     deps.turns.assertAdmitting();
     const store = await storeOf(context);
-    const { session } = await resolveApiSession(context, store, history);
     const model = modelNameFor(runtime.name, context.get('prefix') !== '');
     const id = completionId();
     const created = Math.floor(Date.now() / 1000);
+    // A new conversation answered in one piece is created by its turn (one transaction fewer);
+    // a streamed one names its session in the headers before the turn, and a command needs it.
+    const fresh =
+      body.stream || deps.slash.parse(prompt) ? undefined : newApiConversation(context, history);
+    if (fresh) {
+      const outcome = await runNewConversationTurn(deps.runTurn, {
+        runtime,
+        message: prompt,
+        kind: 'api',
+        ephemeralSystemNote: system || undefined,
+        transcript: false,
+        newSession: fresh,
+      });
+      context.header(SESSION_ID_HEADER, outcome.result.sessionId);
+      if (outcome.result.status === 'failed') throw turnFailure(outcome);
+      return context.json(completionBody({ id, created, model, outcome }));
+    }
+    const { session } = await resolveApiSession(context, store, history);
     context.header(SESSION_ID_HEADER, session.id);
 
     const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
@@ -186,19 +230,6 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
     });
     if (outcome.result.status === 'failed') throw turnFailure(outcome);
     context.header(SESSION_ID_HEADER, outcome.result.sessionId);
-    return context.json({
-      id,
-      object: 'chat.completion',
-      created,
-      model,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: outcome.result.finalResponse },
-          finish_reason: outcome.result.status === 'interrupted' ? 'length' : 'stop',
-        },
-      ],
-      usage: completionUsage(outcome.result.usage),
-    });
+    return context.json(completionBody({ id, created, model, outcome }));
   });
 }

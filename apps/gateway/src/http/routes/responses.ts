@@ -15,7 +15,9 @@ import {
   contentText,
   type HistoryMessage,
   MessageContentSchema,
+  newApiConversation,
   resolveApiSession,
+  runNewConversationTurn,
   SESSION_ID_HEADER,
 } from '../conversation-input.js';
 import { errorBody, HttpError, streamedFailure } from '../errors.js';
@@ -146,6 +148,49 @@ function responseBody(input: {
   };
 }
 
+/**
+ * The response body of a finished turn, stored in the profile's state.db unless the request
+ * said `store: false` or the turn failed (it outlives a restart; the cap holds across processes).
+ */
+async function finishResponse(
+  store: SessionStore,
+  input: {
+    id: string;
+    createdAt: number;
+    model: string;
+    request: ResponseRequest;
+    outcome: TurnOutcome;
+  },
+) {
+  const { id, createdAt, model, request, outcome } = input;
+  const failed = outcome.result.status === 'failed';
+  const body = responseBody({
+    id,
+    createdAt,
+    model,
+    request,
+    status: failed
+      ? 'failed'
+      : outcome.result.status === 'interrupted'
+        ? 'incomplete'
+        : 'completed',
+    text: outcome.result.finalResponse,
+    outcome,
+    sessionId: outcome.result.sessionId,
+    error: failed ? (outcome.result.error ?? null) : null,
+  });
+  if (request.store !== false && !failed) {
+    await store.storeResponse({
+      responseId: id,
+      sessionId: outcome.result.sessionId,
+      lastMessageId: outcome.messageId,
+      previousResponseId: request.previous_response_id ?? null,
+      body,
+    });
+  }
+  return body;
+}
+
 export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
   app.post('/v1/responses', async (context) => {
     const request = await readJsonBody(context, ResponseRequestSchema, {
@@ -155,6 +200,29 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
     const runtime = context.get('runtime');
     deps.turns.assertAdmitting();
     const store = await storeOf(context);
+
+    const id = responseId();
+    const createdAt = Math.floor(Date.now() / 1000);
+    const model = modelNameFor(runtime.name, context.get('prefix') !== '');
+    const systemNote = system.filter((text) => text.trim() !== '').join('\n\n') || undefined;
+
+    // A new conversation answered in one piece is created by its turn (see chat completions).
+    const fresh =
+      request.previous_response_id || request.stream || deps.slash.parse(prompt)
+        ? undefined
+        : newApiConversation(context, history);
+    if (fresh) {
+      const outcome = await runNewConversationTurn(deps.runTurn, {
+        runtime,
+        message: prompt,
+        kind: 'api',
+        ephemeralSystemNote: systemNote,
+        newSession: fresh,
+      });
+      context.header(SESSION_ID_HEADER, outcome.result.sessionId);
+      if (outcome.result.status === 'failed') throw turnFailure(outcome);
+      return context.json(await finishResponse(store, { id, createdAt, model, request, outcome }));
+    }
 
     let session: SessionRecord;
     if (request.previous_response_id) {
@@ -185,41 +253,10 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
       ({ session } = await resolveApiSession(context, store, history));
     }
 
-    const id = responseId();
-    const createdAt = Math.floor(Date.now() / 1000);
-    const model = modelNameFor(runtime.name, context.get('prefix') !== '');
-    const systemNote = system.filter((text) => text.trim() !== '').join('\n\n') || undefined;
     context.header(SESSION_ID_HEADER, session.id);
 
-    const finish = async (outcome: TurnOutcome) => {
-      const failed = outcome.result.status === 'failed';
-      const body = responseBody({
-        id,
-        createdAt,
-        model,
-        request,
-        status: failed
-          ? 'failed'
-          : outcome.result.status === 'interrupted'
-            ? 'incomplete'
-            : 'completed',
-        text: outcome.result.finalResponse,
-        outcome,
-        sessionId: outcome.result.sessionId,
-        error: failed ? (outcome.result.error ?? null) : null,
-      });
-      if (request.store !== false && !failed) {
-        // In the profile's state.db: it outlives a restart, and the cap holds across processes.
-        await store.storeResponse({
-          responseId: id,
-          sessionId: outcome.result.sessionId,
-          lastMessageId: outcome.messageId,
-          previousResponseId: request.previous_response_id ?? null,
-          body,
-        });
-      }
-      return body;
-    };
+    const finish = (outcome: TurnOutcome) =>
+      finishResponse(store, { id, createdAt, model, request, outcome });
 
     const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
     // A slash command's answer is the whole response; the model is not called.

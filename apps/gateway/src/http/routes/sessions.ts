@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   BOT_CHAT_TITLE,
   forkSession,
@@ -70,7 +70,8 @@ function queryInteger(
 }
 
 export function newApiSessionId(): string {
-  return `api_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
+  // The first 8 hex digits of a v4 UUID are random (32 bits; drawn from a pooled buffer).
+  return `api_${Math.floor(Date.now() / 1000)}_${randomUUID().slice(0, 8)}`;
 }
 
 /** The store of the addressed profile, or 503 `session_db_unavailable`. */

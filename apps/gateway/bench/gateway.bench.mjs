@@ -17,7 +17,9 @@ const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SEEDED_SESSIONS = 200;
 const SEQUENTIAL_REQUESTS = Number(process.env.BENCH_SEQUENTIAL ?? 300);
-// BENCH_GATEWAY_BIN=<path to another build's bin.js> compares another build on the same machine.
+// BENCH_GATEWAY_BIN=<path to another build's bin.js> runs another build in the gateway's place;
+// BENCH_COMPARE_BIN=<path> runs another build beside this one, its one-client chats interleaved
+// with this build's (request by request, so both see the same machine).
 
 const children = [];
 let stopping = false;
@@ -134,6 +136,19 @@ try {
     /listening on (http:\/\/\S+)/,
     { ...process.env, HERMES_HOME: home },
   );
+  let compareUrl;
+  if (process.env.BENCH_COMPARE_BIN) {
+    const compareHome = path.join(home, 'compare-home');
+    const { mkdirSync: mkdir, copyFileSync: copy } = await import('node:fs');
+    mkdir(compareHome);
+    copy(path.join(home, 'config.yaml'), path.join(compareHome, 'config.yaml'));
+    compareUrl = await start(
+      process.execPath,
+      [process.env.BENCH_COMPARE_BIN, '--port', '0', '--log-level', 'warn'],
+      /listening on (http:\/\/\S+)/,
+      { ...process.env, HERMES_HOME: compareHome },
+    );
+  }
   for (let index = 0; index < SEEDED_SESSIONS; index += 1) {
     await request(`${gatewayUrl}/api/sessions`, {
       method: 'POST',
@@ -193,7 +208,7 @@ try {
   });
   await request(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', body: chatBody });
   const sameRequest = (await request(`${modelControlUrl}/last-body`)).text;
-  const sequential = { bare: [], direct: [], same: [], agent: [], gateway: [] };
+  const sequential = { bare: [], direct: [], same: [], agent: [], gateway: [], compare: [] };
   const timed = async (list, work) => {
     const started = performance.now();
     await work();
@@ -220,6 +235,10 @@ try {
     await timed(sequential.gateway, () =>
       request(`${gatewayUrl}/v1/chat/completions`, { method: 'POST', body: chatBody }),
     );
+    if (compareUrl)
+      await timed(sequential.compare, () =>
+        request(`${compareUrl}/v1/chat/completions`, { method: 'POST', body: chatBody }),
+      );
   }
   await agentStore.close();
   const median = (list) => [...list].sort((a, b) => a - b)[list.length >> 1] ?? 0;
@@ -250,6 +269,12 @@ try {
   console.log(
     `  proxy overhead (gateway over the direct call it makes) ${(viaGateway - same).toFixed(2)} ms (target ≤ 2 ms), of which the agent's session and turn ${(agentTurn - same).toFixed(2)} ms and the gateway's HTTP layer ${(viaGateway - agentTurn).toFixed(2)} ms (one round trip to a bare route ${bare.toFixed(2)} ms, the gateway's own work ${(viaGateway - agentTurn - bare).toFixed(2)} ms); over the client's one-message call ${(viaGateway - direct).toFixed(2)} ms`,
   );
+  if (compareUrl) {
+    const compared = median(sequential.compare);
+    console.log(
+      `  compare build (${process.env.BENCH_COMPARE_BIN}), interleaved: /v1/chat/completions ${compared.toFixed(2)} ms, proxy overhead ${(compared - same).toFixed(2)} ms (this build ${(viaGateway - same).toFixed(2)} ms)`,
+    );
+  }
 } finally {
   stopping = true;
   for (const child of children) child.kill('SIGTERM');

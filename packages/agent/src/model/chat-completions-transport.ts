@@ -28,6 +28,25 @@ function usesMaxCompletionTokens(model: string): boolean {
   return /^(openai\/)?(gpt-5|o\d)/i.test(model);
 }
 
+/**
+ * The wire form of a tool list and its JSON, kept per list: an agent offers the same array call
+ * after call, and its schemas are most of a short conversation's request bytes.
+ */
+const wireTools = new WeakMap<readonly FunctionSchema[], { tools: unknown[]; json: string }>();
+
+function wireToolsOf(tools: readonly FunctionSchema[]): { tools: unknown[]; json: string } {
+  let wire = wireTools.get(tools);
+  if (!wire) {
+    const mapped = tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+    wire = { tools: mapped, json: JSON.stringify(mapped) };
+    wireTools.set(tools, wire);
+  }
+  return wire;
+}
+
 /** The `/chat/completions` request body for a turn (§7.3). */
 export function buildChatCompletionsBody(request: TransportRequest): Record<string, unknown> {
   const { route } = request;
@@ -35,12 +54,7 @@ export function buildChatCompletionsBody(request: TransportRequest): Record<stri
   if (usesDeveloperRole(route.model) && messages[0]?.role === 'system')
     messages[0] = { ...messages[0], role: 'developer' };
   const body: Record<string, unknown> = { model: route.model, messages };
-  if (request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-    }));
-  }
+  if (request.tools.length > 0) body.tools = wireToolsOf(request.tools).tools;
   if (route.maxTokens !== undefined)
     body[usesMaxCompletionTokens(route.model) ? 'max_completion_tokens' : 'max_tokens'] =
       route.maxTokens;
@@ -51,6 +65,21 @@ export function buildChatCompletionsBody(request: TransportRequest): Record<stri
     body.stream_options = { include_usage: true };
   }
   return applyRequestOverrides(body, route.requestOverrides);
+}
+
+/**
+ * `body` as JSON, with the tool list's kept JSON spliced in when `body.tools` is still that list
+ * (request overrides may replace it). The SDK sends a string body with a content type verbatim.
+ */
+export function chatCompletionsJson(
+  body: Record<string, unknown>,
+  tools: readonly FunctionSchema[],
+): string {
+  const wire = tools.length > 0 ? wireTools.get(tools) : undefined;
+  if (!wire || body.tools !== wire.tools) return JSON.stringify(body);
+  const { tools: _spliced, ...rest } = body;
+  const head = JSON.stringify(rest);
+  return `${head.slice(0, -1)}${head === '{}' ? '' : ','}"tools":${wire.json}}`;
 }
 
 interface RawUsage {
@@ -92,6 +121,9 @@ export async function runChatCompletions(
   const options = {
     ...(callbacks.signal ? { signal: callbacks.signal } : {}),
     ...(request.route.timeoutS ? { timeout: request.route.timeoutS * 1000 } : {}),
+    // The request options' `body` replaces the encoded body (the SDK's documented escape hatch).
+    body: chatCompletionsJson(body, request.tools),
+    headers: { 'content-type': 'application/json' },
   };
   if (!request.stream) {
     const completion = await client.chat.completions.create(

@@ -300,6 +300,25 @@ describe('createModelClient', () => {
     ]);
   });
 
+  it('sends the offered tools with every chat-completions call, streamed or not, as JSON', async () => {
+    const model = await server({ script: [{ text: 'one' }, { text: 'two' }] });
+    const tools = [
+      { name: 'read_file', description: 'read "it"', parameters: { type: 'object' } },
+      { name: 'patch', description: 'edit', parameters: { type: 'object' } },
+    ];
+    const wire = tools.map((tool) => ({ type: 'function', function: tool }));
+    for (const stream of [false, true]) {
+      const client = createModelClient({ routes: [route(model.baseUrl)], stream });
+      await client.complete({ messages: hello, tools });
+    }
+    expect(model.modelRequests).toHaveLength(2);
+    for (const request of model.modelRequests) {
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.body).toMatchObject({ model: 'test-model', messages: hello, tools: wire });
+    }
+    expect(model.modelRequests[1]?.body).toMatchObject({ stream: true });
+  });
+
   it('leaves no listener on the caller’s signal however many calls a turn makes', async () => {
     const model = await server({ script: Array.from({ length: 12 }, () => ({ text: 'x' })) });
     const client = createModelClient({ routes: [route(model.baseUrl)] });

@@ -292,51 +292,38 @@ export function createAgent(options: CreateAgentOptions): Agent {
         prompt,
         userMessage,
       }));
-      return await runWithLease({
-        turnOptions,
-        main,
-        fallbacks,
-        warnings,
-        sessionId,
-        lineageRoot,
-        turnCwd,
-        prompt,
-        userMessage,
-        opened,
-        early,
-        holder,
-      });
-    }
-    // One transaction: the lease, the prompt and the user message. Should it fail (short of
-    // the database staying locked), the lease is taken alone and the turn stores the rest one
-    // write at a time, reporting what fails as a failed turn.
-    const began = await store
-      .beginTurn(
-        sessionId,
-        'text' in prompt
-          ? { systemPrompt: prompt.text, ...(userMessage ? { messages: [userMessage] } : {}) }
-          : {},
-      )
-      .catch((error: unknown) => {
-        if (SessionStoreError.isInstance(error) && error.code === 'database_locked') throw error;
-        return undefined;
-      });
-    if (began === undefined) {
-      holder = await store.acquireTurnLease(sessionId);
     } else {
-      holder = began?.holder ?? null;
-      if (began && 'text' in prompt)
-        opened = {
-          ...(userMessage ? { messageId: began.messageIds[0] } : {}),
-          transcript: began.transcript,
-          appended: {
-            previousMessageId: began.previousMessageId,
-            rows:
-              userMessage && began.messageIds[0] !== undefined
-                ? [storedRow(began.messageIds[0], userMessage)]
-                : [],
-          },
-        };
+      // One transaction: the lease, the prompt and the user message. Should it fail (short of
+      // the database staying locked), the lease is taken alone and the turn stores the rest one
+      // write at a time, reporting what fails as a failed turn.
+      const began = await store
+        .beginTurn(
+          sessionId,
+          'text' in prompt
+            ? { systemPrompt: prompt.text, ...(userMessage ? { messages: [userMessage] } : {}) }
+            : {},
+        )
+        .catch((error: unknown) => {
+          if (SessionStoreError.isInstance(error) && error.code === 'database_locked') throw error;
+          return undefined;
+        });
+      if (began === undefined) {
+        holder = await store.acquireTurnLease(sessionId);
+      } else {
+        holder = began?.holder ?? null;
+        if (began && 'text' in prompt)
+          opened = {
+            ...(userMessage ? { messageId: began.messageIds[0] } : {}),
+            transcript: began.transcript,
+            appended: {
+              previousMessageId: began.previousMessageId,
+              rows:
+                userMessage && began.messageIds[0] !== undefined
+                  ? [storedRow(began.messageIds[0], userMessage)]
+                  : [],
+            },
+          };
+      }
     }
     if (holder === null)
       throw new AgentError({
@@ -354,7 +341,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
       prompt,
       userMessage,
       opened,
-      early: undefined,
+      early,
       holder,
     });
   }

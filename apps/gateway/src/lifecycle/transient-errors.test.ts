@@ -18,6 +18,12 @@ describe('isTransientNetworkError', () => {
     expect(isTransientNetworkError(deep)).toBe(false);
   });
 
+  it('counts a host name that does not resolve (offline) as transient, as the model retry does', () => {
+    const lookup = withCode('ENOTFOUND');
+    expect(isTransientNetworkError(new TypeError('fetch failed', { cause: lookup }))).toBe(true);
+    expect(isTransientNetworkError(withCode('EAI_AGAIN'))).toBe(true);
+  });
+
   it('leaves programming errors alone', () => {
     expect(isTransientNetworkError(new TypeError('x is undefined'))).toBe(false);
     expect(isTransientNetworkError(withCode('ENOENT'))).toBe(false);

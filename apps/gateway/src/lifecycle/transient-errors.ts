@@ -7,6 +7,9 @@ export const TRANSIENT_NETWORK_CODES = new Set([
   'EPIPE',
   'EHOSTUNREACH',
   'ENETUNREACH',
+  // A name that does not resolve: what a laptop offline gets for every host (the reference
+  // counts its HTTP clients' connect errors, DNS failures included, as transient).
+  'ENOTFOUND',
   'EAI_AGAIN',
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);

@@ -117,8 +117,9 @@ function storeSystemPrompt(context: StoreContext, sessionId: string, prompt: str
 
 /**
  * Creates the session when asked, takes the turn lease, stores the system prompt and appends the
- * turn's first messages — call inside one write transaction. Returns null (having written nothing) while another live holder
- * has the lease; any failure after the lease was taken rolls the lease back with the rest.
+ * turn's first messages — call inside one write transaction. Returns null (having written
+ * nothing) while another live holder has the lease; any failure after the lease was taken rolls
+ * the lease back with the rest.
  */
 export function beginTurn(
   context: StoreContext,

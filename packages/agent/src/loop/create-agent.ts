@@ -190,14 +190,19 @@ export function createAgent(options: CreateAgentOptions): Agent {
     }
   };
 
-  /** The prompt-size estimate (tokens) above which a turn compresses first. */
-  const compressionThreshold = (main: ModelRoute) =>
-    Math.min(
-      config.compression.threshold * (main.contextLength ?? DEFAULT_CONTEXT_LENGTH),
-      options.compressionThresholdTokens && options.compressionThresholdTokens > 0
-        ? options.compressionThresholdTokens
-        : Number.POSITIVE_INFINITY,
-    );
+  /**
+   * Whether a request of `chars` serialised characters (system prompt, history, tools) is over
+   * the prompt-size estimate (tokens) above which a turn compresses first.
+   */
+  const needsCompression = (main: ModelRoute, chars: number) =>
+    config.compression.enabled &&
+    Math.ceil(chars / CHARS_PER_TOKEN) >
+      Math.min(
+        config.compression.threshold * (main.contextLength ?? DEFAULT_CONTEXT_LENGTH),
+        options.compressionThresholdTokens && options.compressionThresholdTokens > 0
+          ? options.compressionThresholdTokens
+          : Number.POSITIVE_INFINITY,
+      );
   const systemFor = (prompt: string, turnOptions: RunTurnOptions) =>
     turnOptions.ephemeralSystemNote ? `${prompt}\n\n${turnOptions.ephemeralSystemNote}` : prompt;
 
@@ -378,10 +383,12 @@ export function createAgent(options: CreateAgentOptions): Agent {
       builder.add(seeded.map((message, index) => storedRow(index + 1, message)));
       const { messages, chars } = builder.snapshot();
       const system = systemFor(prompt.text, turnOptions);
-      const estimate = Math.ceil(
-        (messageChars({ role: 'system', content: system }) + chars + toolChars) / CHARS_PER_TOKEN,
-      );
-      if (!config.compression.enabled || estimate <= compressionThreshold(main)) {
+      if (
+        !needsCompression(
+          main,
+          messageChars({ role: 'system', content: system }) + chars + toolChars,
+        )
+      ) {
         early = startEarlyCall(clientFor(main, input.fallbacks), {
           messages: [{ role: 'system', content: system }, ...messages],
           tools: toolSchemas,
@@ -645,7 +652,6 @@ export function createAgent(options: CreateAgentOptions): Agent {
       // At most one compression per turn: if the tools and the kept tail alone pass the
       // threshold, compressing again would only loop.
       let compressionTried = false;
-      const compressAbove = compressionThreshold(main);
       const systemChars = messageChars({ role: 'system', content: system });
       // What the last model reply said, returned when a caller stops the turn between calls.
       let lastContent = '';
@@ -662,10 +668,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
         const offered = grace ? [] : toolSchemas;
         if (
           !early &&
-          config.compression.enabled &&
           !compressionTried &&
-          Math.ceil((systemChars + historyChars + (grace ? 0 : toolChars)) / CHARS_PER_TOKEN) >
-            compressAbove
+          needsCompression(main, systemChars + historyChars + (grace ? 0 : toolChars))
         ) {
           compressionTried = true;
           try {

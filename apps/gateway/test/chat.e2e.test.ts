@@ -560,9 +560,14 @@ describe('runs', () => {
     const events = await readEvents(
       await gateway.request(`/v1/runs/${started.body.id}/events`, { key: API_KEY }),
     );
-    const names = events.map((event) => event.event).filter((name) => name !== ':');
+    const named = events.filter((event) => event.event !== ':');
+    const names = named.map((event) => event.event);
     expect(names[0]).toBe('run.started');
     expect(names.slice(-2)).toEqual(['run.completed', 'done']);
+    // One run, one id: every event names the run the client was given.
+    expect(
+      new Set(named.map((event) => (JSON.parse(event.data) as { run_id: string }).run_id)),
+    ).toEqual(new Set([started.body.id]));
     const finished = await gateway.json<{ status: string; output: string }>(
       `/v1/runs/${started.body.id}`,
       { key: API_KEY },
@@ -591,6 +596,17 @@ describe('runs', () => {
     );
     expect(stopped.body.status).toBe('cancelled');
     expect(stopped.body.output.length).toBeLessThan(300);
+
+    // The log names each run by the id its client has.
+    gateway.process.kill('SIGTERM');
+    expect((await gateway.process.exited).code).toBe(0);
+    const finishedRuns = (await readFile(path.join(home, 'logs', 'gateway.log'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; kind?: string; runId?: string })
+      .filter((line) => line.msg === 'turn finished' && line.kind === 'run')
+      .map((line) => line.runId);
+    expect(finishedRuns).toEqual([started.body.id, long.body.id]);
   });
 });
 

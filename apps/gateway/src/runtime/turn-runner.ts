@@ -28,6 +28,8 @@ export interface TurnRequest {
   /** The user message; `undefined` continues the session without one (a resumed turn). */
   readonly message: string | undefined;
   readonly kind: TurnKind;
+  /** The run's id when the surface named it before the turn (`/v1/runs`); default the agent's. */
+  readonly runId?: string | undefined;
   /** The surface the agent runs for (its toolsets); default `api_server`. */
   readonly platform?: string | undefined;
   readonly signal?: AbortSignal | undefined;
@@ -154,6 +156,7 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
           agent.runTurn({
             sessionId: request.sessionId,
             ...(newSession ? { newSession } : {}),
+            ...(request.runId === undefined ? {} : { runId: request.runId }),
             ...(request.message === undefined ? {} : { message: request.message }),
             signal: turn.controller.signal,
             onEvent,

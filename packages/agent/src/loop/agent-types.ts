@@ -112,6 +112,12 @@ export interface RunTurnOptions {
    * never continues a conversation it did not mean to — draw another id and run again.
    */
   readonly newSession?: NewSessionOptions;
+  /**
+   * The turn's run id, for a surface that named the run before it started (the gateway's
+   * `/v1/runs` answers its id at once): events, the result and delegated work then carry that one
+   * id. 1–128 characters from `A-Z a-z 0-9 . _ : -`; default `run_` and 32 hex digits.
+   */
+  readonly runId?: string;
   /** The user message, stored before the model is called. Omit to continue without one. */
   readonly message?: string;
   /** Stored `display_kind` of `message` (e.g. a re-entered delegation result). */

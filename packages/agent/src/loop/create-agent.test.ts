@@ -255,6 +255,45 @@ describe('runTurn: the tool loop', () => {
   });
 });
 
+describe('runTurn: run ids', () => {
+  it("carries a caller's run id on every event, the result and the tools' context", async () => {
+    const seen: string[] = [];
+    const probe = defineTool({
+      name: 'probe',
+      toolset: 'file',
+      readOnly: true,
+      description: 'Reports its run id',
+      parameters: v.object({}),
+      run: (_args, context) => {
+        seen.push(context.runId);
+        return 'ok';
+      },
+    });
+    const fixture = await agentFixture({
+      server: {
+        script: [{ toolCalls: [{ id: 'c1', name: 'probe', arguments: {} }] }, { text: 'done' }],
+      },
+    });
+    const agent = fixture.agent({ tools: [probe] });
+    const session = await agent.createSession();
+    const result = await agent.runTurn({
+      sessionId: session.id,
+      message: 'go',
+      runId: 'run_0123abcd',
+      onEvent: fixture.onEvent,
+    });
+    expect(result.runId).toBe('run_0123abcd');
+    expect(seen).toEqual(['run_0123abcd']);
+    expect(fixture.events.length).toBeGreaterThan(3);
+    expect(new Set(fixture.events.map((event) => event.runId))).toEqual(new Set(['run_0123abcd']));
+
+    // Without one, each turn draws its own.
+    const other = await agent.createSession();
+    const drawn = await agent.runTurn({ sessionId: other.id, message: 'again' });
+    expect(drawn.runId).toMatch(/^run_[0-9a-f]{32}$/);
+  });
+});
+
 describe('runTurn: refusals', () => {
   it('throws the configuration error before storing anything', async () => {
     const fixture = await agentFixture();
@@ -293,6 +332,19 @@ describe('runTurn: refusals', () => {
       'two',
       'second',
     ]);
+  });
+
+  it('refuses a run id that is not a plain token before storing anything', async () => {
+    const fixture = await agentFixture();
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    for (const runId of ['', 'run 1', 'r'.repeat(129), 'run\n1', 7 as unknown as string]) {
+      await expect(agent.runTurn({ sessionId: session.id, message: 'hi', runId })).rejects.toThrow(
+        TypeError,
+      );
+    }
+    expect(fixture.store.getMessages(session.id)).toEqual([]);
+    expect(fixture.model.modelRequests).toHaveLength(0);
   });
 
   it('refuses an unknown session', async () => {

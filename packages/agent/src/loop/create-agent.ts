@@ -242,6 +242,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
   };
 
   async function runTurn(turnOptions: RunTurnOptions): Promise<TurnResult> {
+    assertRunId(turnOptions.runId);
     const { main, fallbacks, warnings } = resolveRoutes();
     const fresh = turnOptions.newSession;
     let sessionId = turnOptions.sessionId;
@@ -489,7 +490,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
     lease: { readonly holder: string; sessionId: string; released: boolean };
   }): Promise<TurnResult> {
     const { turnOptions, main, turnCwd, lease } = input;
-    const runId = `run_${randomUUID().replaceAll('-', '')}`;
+    const runId = turnOptions.runId ?? `run_${randomUUID().replaceAll('-', '')}`;
     const signal = turnOptions.signal ?? new AbortController().signal;
     const usage = emptyUsage();
     let sessionId = input.sessionId;
@@ -846,6 +847,16 @@ export function createAgent(options: CreateAgentOptions): Agent {
 /** How a steer appears inside a tool result. */
 export function steerNote(text: string): string {
   return `[STEER — message from the agent that delegated this task]: ${text}`;
+}
+
+const RUN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A caller's run id goes into events, logs and delegated work's records: a plain token only. */
+function assertRunId(runId: unknown): void {
+  if (runId === undefined || (typeof runId === 'string' && RUN_ID.test(runId))) return;
+  throw new TypeError(
+    'runTurn: runId must be a string of 1-128 characters from A-Z, a-z, 0-9, ".", "_", ":", "-"',
+  );
 }
 
 function interrupted(partial: string): Omit<TurnResult, 'runId' | 'sessionId' | 'usage'> {

@@ -84,7 +84,7 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
       ...(key !== undefined ? { idempotencyKey: key } : {}),
     });
     const emit = (event: string, data: unknown) =>
-      deps.runs.emit(run, event, { run_id: run.id, ...(data as Record<string, unknown>) });
+      deps.runs.emit(run, event, { ...(data as Record<string, unknown>), run_id: run.id });
 
     const execute = async () => {
       const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
@@ -107,6 +107,7 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
           sessionId: session.id,
           message: prompt,
           kind: 'run',
+          runId: run.id,
           signal: run.controller.signal,
           onEvent: createChatEventRenderer(emit),
           ephemeralSystemNote: body.instructions ?? undefined,

@@ -15,6 +15,7 @@ interface SessionBody {
   parent_session_id: string | null;
   has_model_config: boolean;
   message_count: number;
+  preview: string | null;
 }
 interface ListBody {
   data: SessionBody[];
@@ -283,6 +284,32 @@ describe('sessions API', () => {
     );
     expect((await gateway.json(`/api/sessions/${session.id}/messages?limit=x`)).status).toBe(400);
     expect((await gateway.json('/api/sessions/unknown/messages')).status).toBe(404);
+  });
+
+  it("answers a session's own GET, PATCH and fork with the preview its listing shows", async () => {
+    const gateway = await startGateway();
+    const { session } = (await create(gateway, {})).body;
+    expect(session.preview).toBeNull();
+    const store = await openStore(gateway);
+    const first = await store.appendMessage(session.id, {
+      role: 'user',
+      content: `  What   does\nthis ${'long '.repeat(20)}`,
+    });
+    await store.appendMessage(session.id, { role: 'assistant', content: 'An answer.' });
+    const listed = (await gateway.json<ListBody>('/api/sessions')).body.data[0]?.preview;
+    expect(listed).toBe(`What does this ${'long '.repeat(9)}...`);
+    const got = await gateway.json<{ session: SessionBody }>(`/api/sessions/${session.id}`);
+    expect(got.body.session.preview).toBe(listed);
+    const patched = await gateway.json<{ session: SessionBody }>(`/api/sessions/${session.id}`, {
+      method: 'PATCH',
+      json: { title: 'Named' },
+    });
+    expect(patched.body.session).toMatchObject({ title: 'Named', preview: listed });
+    const fork = await gateway.json<{ session: SessionBody }>(`/api/sessions/${session.id}/fork`, {
+      method: 'POST',
+      json: { message_id: first },
+    });
+    expect(fork.body.session.preview).toBe(listed);
   });
 
   it('forks: the child first with the transcript, then the parent ended branched', async () => {

@@ -11,6 +11,7 @@ type Summary = {
   title: string | null;
   hidden: boolean;
   archived: boolean;
+  preview: string | null;
 };
 
 describe('session.list and profiles.list', () => {
@@ -42,9 +43,17 @@ describe('session.list and profiles.list', () => {
     const byTitle = await client.request<{ sessions: Summary[] }>('session.list', {
       title: BOT_CHAT_TITLE,
     });
+    // Found by its title, a chat shows the preview a listing would.
     expect(byTitle.sessions).toEqual([
-      expect.objectContaining({ id: bot.id, resolved_id: bot.id, hidden: true, archived: false }),
+      expect.objectContaining({
+        id: bot.id,
+        resolved_id: bot.id,
+        hidden: true,
+        archived: false,
+        preview: 'hello bot',
+      }),
     ]);
+    expect(plain.sessions[0]?.preview).toBe('Find trains to Lyon');
 
     const first = await client.request<{
       profiles: {

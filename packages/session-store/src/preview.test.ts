@@ -23,6 +23,30 @@ describe('previews', () => {
     ]);
     expect(store.listSessionsRich().sessions[0]?.preview).toBe('the real first question');
   });
+
+  it("gives one session the listing's preview, its lineage root's until a compression child has its own", async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'root', source: 'cli' });
+    expect(store.getSessionPreview('root')).toBeNull();
+    await store.appendMessages('root', [
+      { role: 'user', content: 'steer', displayKind: 'hidden' },
+      { role: 'user', content: `the   first\nquestion ${'z'.repeat(80)}` },
+    ]);
+    const listed = () => store.listSessionsRich().sessions[0]?.preview;
+    expect(store.getSessionPreview('root')).toBe(
+      shapePreview(`the first question ${'z'.repeat(80)}`),
+    );
+    expect(store.getSessionPreview('root')).toBe(listed());
+
+    const tip = await store.publishCompressionChild({ parentId: 'root', summary: 'summary' });
+    expect(store.getSessionPreview(tip)).toBe(store.getSessionPreview('root'));
+    expect(store.getSessionPreview(tip)).toBe(listed());
+    await store.appendMessage(tip, { role: 'user', content: 'a follow-up question' });
+    expect(store.getSessionPreview(tip)).toBe('a follow-up question');
+    expect(store.getSessionPreview(tip)).toBe(listed());
+
+    expect(store.getSessionPreview('nobody')).toBeNull();
+  });
 });
 
 /** No lone surrogate: the text was not cut inside a pair. */

@@ -75,6 +75,7 @@ import {
 } from './messages.js';
 import { normalizeStoreError, runCallerCallback } from './normalize-error.js';
 import { type JournalMode, syncPragmas } from './open-database.js';
+import { sessionPreview } from './preview.js';
 import {
   applyResurrection,
   type CanonicalSessionOptions,
@@ -246,6 +247,20 @@ export class SessionStore {
 
   getSession(id: string): SessionRecord | undefined {
     return this.#read((context) => getSession(context, id));
+  }
+
+  /**
+   * The preview the listing shows for this session (`listSessionsRich`): its first visible user
+   * message, else its lineage root's (a compression child), shaped to 60 characters plus "...";
+   * `null` when there is none or no such session.
+   */
+  getSessionPreview(id: string): string | null {
+    return this.#read((context) => {
+      const own = sessionPreview(context, id);
+      if (own !== null) return own;
+      const root = getSession(context, id)?.lineageRootId;
+      return root === undefined || root === id ? null : sessionPreview(context, root);
+    });
   }
 
   requireSession(id: string): SessionRecord {

@@ -1,4 +1,4 @@
-import type { SessionRecord } from '@hermes/session-store';
+import type { SessionRecord, SessionStore } from '@hermes/session-store';
 
 type SessionLike = SessionRecord & {
   readonly lastActive?: number;
@@ -39,4 +39,9 @@ export function sessionResponse(session: SessionLike) {
     has_system_prompt: session.systemPromptHash !== null,
     has_model_config: session.modelConfig !== null,
   };
+}
+
+/** One stored session's view, with the preview the listing shows for it. */
+export function storedSessionResponse(store: SessionStore, session: SessionRecord) {
+  return sessionResponse({ ...session, preview: store.getSessionPreview(session.id) });
 }

@@ -87,7 +87,7 @@ export function sessionMethods(bridge: Bridge) {
     return [
       summaryOf(bridge, runtime, row, tip, {
         lastActive,
-        preview: null,
+        preview: store.getSessionPreview(tip),
         unread: row.lastReadAt !== null && lastActive > row.lastReadAt,
       }),
     ];

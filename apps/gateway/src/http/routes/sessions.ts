@@ -19,7 +19,7 @@ import { readCappedText, readJsonBody } from '../body.js';
 import { HttpError, httpErrors } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { ifNoneMatchHits, RenderedPageCache } from '../rendered-pages.js';
-import { sessionResponse } from '../session-response.js';
+import { sessionResponse, storedSessionResponse } from '../session-response.js';
 
 /** `offset` ceiling of `GET /api/sessions` (the reference's). */
 export const SESSIONS_OFFSET_MAX = 1_000_000;
@@ -296,7 +296,10 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
   app.get('/api/sessions/:id', async (context) => {
     const store = await storeOf(context);
     const session = requireSessionRow(store, context.req.param('id'));
-    return context.json({ object: 'hermes.session', session: sessionResponse(session) });
+    return context.json({
+      object: 'hermes.session',
+      session: storedSessionResponse(store, session),
+    });
   });
 
   app.patch('/api/sessions/:id', async (context) => {
@@ -384,7 +387,10 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     if (typeof fields.pinned === 'boolean') await store.setPinned(id, fields.pinned);
     if (typeof fields.unread === 'boolean') await store.setRead(id, !fields.unread);
     const session = requireSessionRow(store, id);
-    return context.json({ object: 'hermes.session', session: sessionResponse(session) });
+    return context.json({
+      object: 'hermes.session',
+      session: storedSessionResponse(store, session),
+    });
   });
 
   app.delete('/api/sessions/:id', async (context) => {
@@ -502,7 +508,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     return context.json(
       {
         object: 'hermes.session',
-        session: sessionResponse(requireSessionRow(store, child.id)),
+        session: storedSessionResponse(store, requireSessionRow(store, child.id)),
         forked_from: tip,
         copied_messages: copied.length,
       },

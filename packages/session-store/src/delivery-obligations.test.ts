@@ -27,6 +27,11 @@ async function recordAsDeadOwner(
   return obligationId;
 }
 
+/** A clock stopped at `now` (epoch seconds), so retry times can be compared exactly. */
+function fixedClock(now: number) {
+  return { now: () => now, monotonicMs: () => performance.now() };
+}
+
 describe('delivery obligations', () => {
   it('records idempotently with a stable id before the send', async () => {
     const { store } = await openTestStore();
@@ -100,6 +105,75 @@ describe('delivery obligations', () => {
       attempts: 3,
       lastError: 'network down',
     });
+  });
+
+  it('waits 30 s after the first failed send and 120 s after the second; a row that gave up waits for nothing', async () => {
+    const now = 1_800_000_000;
+    const { store } = await openTestStore({ clock: fixedClock(now) });
+    const { obligationId } = await store.recordObligation(input);
+    const retries: [string | null, number | null][] = [];
+    for (let attempt = 0; attempt < OBLIGATION_MAX_ATTEMPTS; attempt += 1) {
+      const state = await store.failObligation(obligationId, 'network down');
+      retries.push([state, store.getObligation(obligationId)?.notBefore ?? null]);
+    }
+    expect(retries).toEqual([
+      ['pending', now + 30],
+      ['pending', now + 120],
+      ['failed', null],
+    ]);
+  });
+
+  it("honours a platform's flood-control wait (its seconds plus 2 s, at most 15 min, 60 s when it names none) without giving up", async () => {
+    const now = 1_800_000_000;
+    const { store } = await openTestStore({ clock: fixedClock(now) });
+    const waits: Record<string, number | null> = {};
+    for (const error of [
+      'flood_control:2.5',
+      'flood_control:7200',
+      'flood_control:0',
+      'flood_control:12 retry later',
+      'send failed: flood_control:5', // not a flood-control error: an ordinary failure
+    ]) {
+      const { obligationId } = await store.recordObligation({ ...input, messageRef: error });
+      expect(await store.failObligation(obligationId, error)).toBe('pending');
+      waits[error] = (store.getObligation(obligationId)?.notBefore ?? now) - now;
+    }
+    expect(waits).toEqual({
+      'flood_control:2.5': 4.5,
+      'flood_control:7200': 15 * 60 + 2,
+      'flood_control:0': 62,
+      'flood_control:12 retry later': 14,
+      'send failed: flood_control:5': 30,
+    });
+    // Rate limiting is the platform's pace: a row held back by it never runs out of attempts.
+    const { obligationId } = await store.recordObligation({ ...input, messageRef: 'flooded' });
+    for (let attempt = 0; attempt < OBLIGATION_MAX_ATTEMPTS + 1; attempt += 1)
+      expect(await store.failObligation(obligationId, 'flood_control:1')).toBe('pending');
+  });
+
+  it('another process cannot count a failed send against an obligation it does not own', async () => {
+    const { store } = await openTestStore();
+    const id = await recordAsDeadOwner(store);
+    const before = store.getObligation(id);
+    expect(await store.failObligation(id, 'network down')).toBeNull();
+    expect(store.getObligation(id)).toEqual(before);
+  });
+
+  it('sends a claimed row whose flood-control wait is over instead of adopting it', async () => {
+    let now = 1_800_000_000;
+    const { store } = await openTestStore({
+      clock: { now: () => now, monotonicMs: () => performance.now() },
+    });
+    const { obligationId } = await store.recordObligation(input);
+    await store.failObligation(obligationId, 'flood_control:10');
+    await store.withWriteTransaction((database) =>
+      database
+        .prepare('UPDATE delivery_obligations SET owner_pid = ? WHERE obligation_id = ?')
+        .run(deadOwner.pid, obligationId),
+    );
+    now += 13;
+    const [claimed] = await store.claimPendingObligations();
+    expect(claimed).toMatchObject({ obligationId, adopted: false });
   });
 
   it('puts a send attempt on record before the send: pending becomes attempting, counted once', async () => {

@@ -30,6 +30,23 @@ export function findBuiltinProvider(name: string): BuiltinProvider | undefined {
   return BUILTIN_PROVIDERS.find((provider) => provider.name === name);
 }
 
+/**
+ * The built-in provider a base URL points at: same `https:` origin as its API (exact host, so
+ * `api.openai.com.evil.test` is not OpenAI; any path, so a versioned or trailing-slash URL is).
+ * Its key may go there, and nowhere else.
+ */
+export function builtinProviderAt(baseUrl: string): BuiltinProvider | undefined {
+  let origin: string;
+  try {
+    const url = new URL(baseUrl);
+    if (url.protocol !== 'https:') return undefined;
+    origin = `${url.protocol}//${url.host.replace(/\.$/, '')}`;
+  } catch {
+    return undefined;
+  }
+  return BUILTIN_PROVIDERS.find((provider) => new URL(provider.baseUrl).origin === origin);
+}
+
 /** Sent to custom endpoints that need no key (the SDK requires a non-empty one). */
 export const NO_KEY_REQUIRED = 'no-key-required';
 

@@ -88,6 +88,44 @@ describe('resolveRuntimeProvider', () => {
     });
   });
 
+  it("sends a known provider's API its key from .env when model.base_url names it, and nowhere else", () => {
+    const keys = secrets({ OPENAI_API_KEY: 'sk-openai', OPENROUTER_API_KEY: 'sk-or' });
+    const at = (baseUrl: string, secret = keys) =>
+      resolveRuntimeProvider(resolveConfig({ model: { base_url: baseUrl, default: 'm' } }), {
+        secret,
+        home,
+      });
+    expect(at('https://api.openai.com/v1')).toMatchObject({
+      provider: 'custom',
+      baseUrl: 'https://api.openai.com/v1',
+      apiKey: 'sk-openai',
+    });
+    expect(at('https://API.OpenAI.com./v1/').apiKey).toBe('sk-openai');
+    expect(at('https://openrouter.ai/api/v1').apiKey).toBe('sk-or');
+    // A lookalike host, plain http or a local server never gets a provider's key.
+    for (const other of [
+      'https://api.openai.com.evil.test/v1',
+      'http://api.openai.com/v1',
+      'https://api.openai.com:8443/v1',
+      'http://127.0.0.1:11434/v1',
+    ])
+      expect(at(other).apiKey, other).toBe(NO_KEY_REQUIRED);
+    // model.api_key still wins.
+    const own = resolveRuntimeProvider(
+      resolveConfig({
+        model: { base_url: 'https://api.openai.com/v1', default: 'm', api_key: 'sk-own' },
+      }),
+      { secret: keys },
+    );
+    expect(own.apiKey).toBe('sk-own');
+    // Without any key the turn is refused up front, naming the key to set.
+    const missing = thrown(() => at('https://api.openai.com/v1', none));
+    expect(missing.code).toBe('missing_api_key');
+    expect(missing.message).toBe(
+      AGENT_ERROR_MESSAGES.missingApiKey('custom', 'OPENAI_API_KEY', home),
+    );
+  });
+
   it('auto-detects a built-in provider from the secret scope, never process.env', () => {
     process.env.OPENAI_API_KEY = 'from-process-env';
     try {

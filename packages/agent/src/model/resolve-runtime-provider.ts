@@ -10,6 +10,7 @@ import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import { detectApiMode, isSupportedApiMode, normalizeApiMode } from './api-mode.js';
 import type { ModelRoute } from './model-route.js';
 import {
+  builtinProviderAt,
   DEFAULT_CONTEXT_LENGTH,
   findBuiltinProvider,
   NO_KEY_REQUIRED,
@@ -204,6 +205,16 @@ export function resolveRuntimeProvider(
       ),
       provider: candidate.provider,
     });
+
+  // An endpoint without a key of its own that is a known provider's API (`model.base_url:
+  // https://api.openai.com/v1`) uses that provider's key from .env, and must have one.
+  if (!candidate.apiKey && !candidate.keyEnv) {
+    const known = builtinProviderAt(candidate.baseUrl);
+    if (known) {
+      candidate.keyEnv = known.keyEnv;
+      candidate.keyOptional = false;
+    }
+  }
 
   const home = options.home ?? getHermesHome();
   let apiKey = candidate.apiKey || (candidate.keyEnv ? (secret(candidate.keyEnv) ?? '') : '');

@@ -77,6 +77,94 @@ describe('hermes peer', () => {
     expect(await readFile(path.join(home, '.env'), 'utf8')).not.toContain('HERMES_PEER_BOB_KEY');
   });
 
+  it('refuses a peer whose key variable another peer already uses (a-b and a_b, a and a__b)', async () => {
+    const { env, home } = await testHome();
+    const { readFile } = await import('node:fs/promises');
+    const envFile = () => readFile(path.join(home, '.env'), 'utf8');
+    expect(
+      (
+        await runCli(['peer', 'add', 'a-b', 'http://127.0.0.1:9', '--key', 'key-of-a-dash-b'], {
+          env,
+        })
+      ).code,
+    ).toBe(EXIT.ok);
+    // a_b maps to the same HERMES_PEER_A_B_KEY: refused, and a-b's key is untouched.
+    const clash = await runCli(
+      ['peer', 'add', 'a_b', 'http://127.0.0.1:9', '--key', 'key-of-a-underscore-b'],
+      { env },
+    );
+    expect(clash.code).toBe(EXIT.failure);
+    expect(clash.stderr).toContain("peer 'a-b' already uses HERMES_PEER_A_B_KEY");
+    expect(await envFile()).toContain('HERMES_PEER_A_B_KEY=key-of-a-dash-b');
+    expect(await envFile()).not.toContain('key-of-a-underscore-b');
+    expect(
+      parseJson<{ peers: unknown[] }>(await runCli(['peer', 'list', '--json'], { env })).peers,
+    ).toHaveLength(1);
+    // a__b's key would be the key `peer dm a/b` sends to peer a, and the other way round.
+    await runCli(['peer', 'add', 'a', 'http://127.0.0.1:9'], { env });
+    const profileClash = await runCli(['peer', 'add', 'a__b', 'http://127.0.0.1:8'], { env });
+    expect(profileClash.code).toBe(EXIT.failure);
+    expect(profileClash.stderr).toContain("peer 'a' uses HERMES_PEER_A__B_KEY for its profile b");
+    await runCli(['peer', 'remove', 'a'], { env });
+    expect((await runCli(['peer', 'add', 'x__y', 'http://127.0.0.1:8'], { env })).code).toBe(
+      EXIT.ok,
+    );
+    const reverse = await runCli(['peer', 'add', 'x', 'http://127.0.0.1:9'], { env });
+    expect(reverse.code).toBe(EXIT.failure);
+    expect(reverse.stderr).toContain("peer 'x__y' already uses HERMES_PEER_X__Y_KEY");
+    // Re-adding the same peer (a new URL or key) is not a conflict with itself.
+    expect(
+      (
+        await runCli(['peer', 'add', 'a-b', 'http://127.0.0.1:7', '--key', 'key-of-a-dash-b-2'], {
+          env,
+        })
+      ).code,
+    ).toBe(EXIT.ok);
+  });
+
+  it('keeps a key variable that another peer of an older config still uses when one is removed', async () => {
+    const { env, home } = await testHome();
+    const { readFile } = await import('node:fs/promises');
+    // Written before names were checked for clashes: both peers read HERMES_PEER_A_B_KEY.
+    await writeFile(
+      path.join(home, 'config.yaml'),
+      'bot_peers:\n  a-b:\n    url: http://127.0.0.1:9\n  a_b:\n    url: http://127.0.0.1:8\n',
+      { mode: 0o600 },
+    );
+    await writeFile(path.join(home, '.env'), 'HERMES_PEER_A_B_KEY=shared-old-key\n', {
+      mode: 0o600,
+    });
+    const removed = await runCli(['peer', 'remove', 'a_b'], { env });
+    expect(removed.code).toBe(EXIT.ok);
+    expect(await readFile(path.join(home, '.env'), 'utf8')).toContain(
+      'HERMES_PEER_A_B_KEY=shared-old-key',
+    );
+    expect(removed.stderr).toContain("kept HERMES_PEER_A_B_KEY: peer 'a-b' still uses it");
+    expect(parseJson(await runCli(['peer', 'list', '--json'], { env }))).toEqual({
+      peers: [
+        { name: 'a-b', url: 'http://127.0.0.1:9', key_env: 'HERMES_PEER_A_B_KEY', key_set: true },
+      ],
+    });
+  });
+
+  it("never sends another peer's key for a peer/profile target of an older config", async () => {
+    const { env, home } = await testHome();
+    const peerA = await fakePeer((_request, response) => json(response, 500, {}));
+    // Written before names were checked for clashes: a__b's key is also the key of `a/b`.
+    await writeFile(
+      path.join(home, 'config.yaml'),
+      `bot_peers:\n  a:\n    url: ${peerA.url}\n  a__b:\n    url: http://127.0.0.1:9\n`,
+      { mode: 0o600 },
+    );
+    await writeFile(path.join(home, '.env'), 'HERMES_PEER_A__B_KEY=key-of-peer-a__b\n', {
+      mode: 0o600,
+    });
+    const sent = await runCli(['peer', 'dm', 'a/b', 'hi'], { env });
+    expect(peerA.seen).toHaveLength(0);
+    expect(sent.code).toBe(EXIT.failure);
+    expect(sent.stderr).toContain("HERMES_PEER_A__B_KEY is the key of peer 'a__b', not of a/b");
+  });
+
   it('refuses bad names, URLs and targets with exit 2 and unknown peers or missing keys with exit 1', async () => {
     const { env } = await testHome();
     expect((await runCli(['peer', 'add', 'b/ad', 'http://x'], { env })).code).toBe(EXIT.usage);

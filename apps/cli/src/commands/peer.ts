@@ -21,12 +21,41 @@ import { PeerError, parsePeerTarget, peerBaseUrl, sendPeerDm } from '../peer/pee
 const PEER_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const PROFILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
+/** A name as it appears in a key variable: upper case, `-` as `_` (so `a-b` and `a_b` meet). */
+function keyPart(value: string): string {
+  return value.toUpperCase().replace(/-/g, '_');
+}
+
 /** `HERMES_PEER_<NAME>_KEY`, or `HERMES_PEER_<NAME>__<PROFILE>_KEY` for one of its profiles. */
 export function peerKeyName(peer: string, profile?: string): string {
-  const part = (value: string) => value.toUpperCase().replace(/-/g, '_');
   return profile && profile !== 'default'
-    ? `HERMES_PEER_${part(peer)}__${part(profile)}_KEY`
-    : `HERMES_PEER_${part(peer)}_KEY`;
+    ? `HERMES_PEER_${keyPart(peer)}__${keyPart(profile)}_KEY`
+    : `HERMES_PEER_${keyPart(peer)}_KEY`;
+}
+
+/**
+ * Why peer `name` cannot get a key of its own next to peer `other`, or undefined when it can.
+ * Two peers share key variables when their names differ only in `-` against `_`, or when one
+ * name is the other's plus `__<profile>` (`a__b`'s key is the one `peer dm a/b` sends to `a`).
+ * A profile name starts with a letter or digit, so no other pair of names can meet.
+ */
+function keyConflict(name: string, other: string): string | undefined {
+  if (other === name) return undefined;
+  const mine = keyPart(name);
+  const theirs = keyPart(other);
+  if (mine === theirs) return `peer '${other}' already uses ${peerKeyName(name)}`;
+  const profileOf = (longer: string, shorter: string) =>
+    longer.startsWith(`${shorter}__`) && /^[A-Z0-9]/.test(longer.slice(shorter.length + 2))
+      ? longer.slice(shorter.length + 2).toLowerCase()
+      : undefined;
+  const asTheirProfile = profileOf(mine, theirs);
+  if (asTheirProfile !== undefined) {
+    return `peer '${other}' uses ${peerKeyName(name)} for its profile ${asTheirProfile} (hermes peer dm ${other}/${asTheirProfile})`;
+  }
+  if (profileOf(theirs, mine) !== undefined) {
+    return `peer '${other}' already uses ${peerKeyName(other)}, the key of ${name}'s profile ${profileOf(theirs, mine)}`;
+  }
+  return undefined;
 }
 
 interface PeerEntry {
@@ -91,6 +120,16 @@ export async function peerAdd(
   let key = typeof options.key === 'string' ? options.key : undefined;
   if (options.keyStdin === true) key = readFileSync(0, 'utf8').trim();
   if (key !== undefined && key.trim() === '') throw usageError('the key is empty');
+  for (const other of readPeers(context.home)) {
+    const conflict = keyConflict(name, other.name);
+    if (conflict !== undefined) {
+      throw new CliError({
+        code: 'peer_key_conflict',
+        message: `cannot add peer '${name}': ${conflict}`,
+        hint: `Choose another name, or remove the other peer first: hermes peer remove ${other.name}`,
+      });
+    }
+  }
   setConfigValue(`bot_peers.${name}`, { url }, context.home);
   const keyName = peerKeyName(name);
   if (key !== undefined) setEnvValue(keyName, key.trim(), context.home);
@@ -158,7 +197,12 @@ export async function peerRemove(context: CommandContext, args: Positional): Pro
   const { document } = readConfigDocument(context.home);
   document.deleteIn(['bot_peers', name]);
   writeConfigDocument(document, context.home);
-  setEnvValue(peerKeyName(name), undefined, context.home);
+  // A config written before names were checked for clashes can hold two peers with one key
+  // variable (`a-b`, `a_b`): the key stays while another peer still reads it.
+  const keyName = peerKeyName(name);
+  const sharer = readPeers(context.home).find((peer) => peerKeyName(peer.name) === keyName);
+  if (sharer) context.output.warn(`kept ${keyName}: peer '${sharer.name}' still uses it`);
+  else setEnvValue(keyName, undefined, context.home);
   if (context.output.json) context.output.printJson({ peer: name, removed: true });
   else context.output.line(`Removed peer ${name}.`);
   return EXIT.ok;
@@ -184,6 +228,17 @@ export async function peerDm(
   if (!peer) throw unknownPeer(parsed.peer);
   applyEnvFile(context.home);
   const profileKey = parsed.profile ? peerKeyName(parsed.peer, parsed.profile) : undefined;
+  // In a config written before names were checked for clashes, `a/b`'s key can be peer `a__b`'s:
+  // never send one peer's key to another.
+  const owner =
+    profileKey && readPeers(context.home).find((entry) => peerKeyName(entry.name) === profileKey);
+  if (owner) {
+    throw new CliError({
+      code: 'peer_key_conflict',
+      message: `${profileKey} is the key of peer '${owner.name}', not of ${targetText}`,
+      hint: `Rename one of them: hermes peer remove ${owner.name}, then add it under another name`,
+    });
+  }
   const key =
     (profileKey ? getSecret(profileKey) : undefined) ?? getSecret(peerKeyName(parsed.peer));
   if (!key) {

@@ -136,6 +136,58 @@ describe('hermes chat -q', () => {
   });
 });
 
+describe('slash commands under hermes chat -q', () => {
+  it('exits 1 with the reason on stderr when a command cannot be done, and --json prints the error', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({
+      script: [{ text: 'first answer' }, { text: 'second answer' }],
+    });
+    await writeModelConfig(home, model.baseUrl);
+    const noConversation = await runCli(['chat', '-q', '/title Trip'], { env });
+    expect(noConversation.code).toBe(EXIT.failure);
+    expect(noConversation.stdout).toBe('');
+    expect(noConversation.stderr).toContain('No conversation yet — send a message first.');
+    const asJson = await runCli(['chat', '-q', '/title Trip', '--json'], { env });
+    expect(asJson.code).toBe(EXIT.failure);
+    expect(parseJson<{ error: { code: string; message: string } }>(asJson).error).toMatchObject({
+      code: 'no_conversation',
+      message: 'No conversation yet — send a message first.',
+    });
+    // A title another conversation already has.
+    expect((await runCli(['chat', '-q', 'plan a trip'], { env })).code).toBe(EXIT.ok);
+    const titled = await runCli(['chat', '--continue', '-q', '/title Trip'], { env });
+    expect(titled.code).toBe(EXIT.ok);
+    expect(titled.stdout).toBe('Title set: Trip\n');
+    expect((await runCli(['chat', '-q', 'something else'], { env })).code).toBe(EXIT.ok);
+    const taken = await runCli(['chat', '--continue', '-q', '/title Trip'], { env });
+    expect(taken.code).toBe(EXIT.failure);
+    expect(taken.stdout).toBe('');
+    expect(taken.stderr).toContain("Title 'Trip' is already in use");
+  });
+
+  it('exits 2 for a command used without what it needs', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({ script: [] });
+    await writeModelConfig(home, model.baseUrl);
+    const queued = await runCli(['chat', '-q', '/queue'], { env });
+    expect(queued.code).toBe(EXIT.usage);
+    expect(queued.stdout).toBe('');
+    expect(queued.stderr).toContain('Usage: /queue <message>');
+    expect(model.modelRequests).toHaveLength(0);
+  });
+
+  it('still shows a refusal in the interactive chat and carries on', async () => {
+    const { env, home } = await testHome();
+    const model = await startModelServer({ script: [{ text: 'answer after refusal' }] });
+    await writeModelConfig(home, model.baseUrl);
+    const result = await runCli(['chat'], { env, input: '/title Early\nhello\n' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /No conversation yet — send a message first\.[\s\S]*answer after refusal/,
+    );
+  });
+});
+
 describe('hermes chat with piped input', () => {
   it('answers each line in order, then exits 0 at the end of the input', async () => {
     const { env, home } = await testHome();
@@ -207,7 +259,9 @@ describe('/review from hermes chat -q', () => {
     const model = await startModelServer({ script: [] });
     await writeModelConfig(home, model.baseUrl);
     const review = await runCli(['chat', '-q', '/review'], { env });
-    expect(review.stdout).toContain('Nothing to review yet — the conversation is empty.');
+    expect(review.code).toBe(EXIT.failure);
+    expect(review.stdout).toBe('');
+    expect(review.stderr).toContain('Nothing to review yet — the conversation is empty.');
     expect(model.modelRequests).toHaveLength(0);
   });
 });

@@ -131,6 +131,13 @@ export async function runOneShot(
     }
     if (parsed.kind === 'command') {
       const result = await runSlashCommand(parsed.command, parsed.args, runtime, ui);
+      if (result.failure) {
+        throw new CliError({
+          code: result.failure.code,
+          message: result.text ?? `/${parsed.command.name} could not be done`,
+          exitCode: result.failure.usage ? EXIT.usage : EXIT.failure,
+        });
+      }
       commandText = result.text;
       turnMessage = result.turn;
       if (commandText !== undefined && !json) process.stdout.write(`${commandText}\n`);

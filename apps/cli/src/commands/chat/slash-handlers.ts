@@ -14,6 +14,7 @@ import {
   describeReviewError,
   formatDispatchNote,
   parseReviewRequest,
+  ReviewRefusal,
   startReview,
 } from '@hermes/review-engine';
 import { CliError } from '../../errors.js';
@@ -39,15 +40,37 @@ export interface SlashResult {
   readonly text?: string;
   readonly turn?: string;
   readonly exit?: boolean;
+  /**
+   * Set when the command could not do what was asked (`text` says why): the interactive chat just
+   * shows the text; `chat -q` reports it as an error (stderr, exit 1, or 2 for `usage`).
+   */
+  readonly failure?: SlashFailure;
+}
+
+export interface SlashFailure {
+  /** A stable code for `--json` (`no_conversation`, `title_in_use`, …). */
+  readonly code: string;
+  /** The command was used without what it needs (`Usage: …`). */
+  readonly usage?: boolean;
+}
+
+function refused(code: string, text: string): SlashResult {
+  return { text, failure: { code } };
+}
+
+function usageRefusal(text: string): SlashResult {
+  return { text, failure: { code: 'usage', usage: true } };
 }
 
 type Handler = (runtime: ChatRuntime, args: string, ui: SlashUi) => Promise<SlashResult>;
 
-const NOT_YET = (name: string): SlashResult => ({
-  text: `/${name} is not available in hermes chat yet.`,
-});
+const NOT_YET = (name: string): SlashResult =>
+  refused('command_unavailable', `/${name} is not available in hermes chat yet.`);
 
-const NO_SESSION: SlashResult = { text: 'No conversation yet — send a message first.' };
+const NO_SESSION: SlashResult = refused(
+  'no_conversation',
+  'No conversation yet — send a message first.',
+);
 
 async function review(runtime: ChatRuntime, args: string): Promise<SlashResult> {
   // Without a delegation registry (chat -q without --wait) the rail runs the review to the end
@@ -91,7 +114,10 @@ async function review(runtime: ChatRuntime, args: string): Promise<SlashResult> 
     });
     return { text: formatDispatchNote(started, args) };
   } catch (error) {
-    return { text: describeReviewError(error) };
+    return refused(
+      ReviewRefusal.isInstance(error) ? error.code : 'review_failed',
+      describeReviewError(error),
+    );
   }
 }
 
@@ -128,7 +154,7 @@ async function sessions(runtime: ChatRuntime, _args: string, ui: SlashUi): Promi
 }
 
 async function resume(runtime: ChatRuntime, args: string): Promise<SlashResult> {
-  if (args.trim() === '') return { text: 'Usage: /resume <session id or title>' };
+  if (args.trim() === '') return usageRefusal('Usage: /resume <session id or title>');
   try {
     const session = resolveSession(runtime.store, args);
     const tip = runtime.store.getCompressionTip(session.id);
@@ -140,7 +166,7 @@ async function resume(runtime: ChatRuntime, args: string): Promise<SlashResult> 
       text: `Resumed ${row.title ? `"${row.title}" ` : ''}(${tip}, ${row.messageCount} messages).`,
     };
   } catch (error) {
-    if (CliError.isInstance(error)) return { text: error.message };
+    if (CliError.isInstance(error)) return refused(error.code, error.message);
     throw error;
   }
 }
@@ -159,7 +185,9 @@ async function title(runtime: ChatRuntime, args: string): Promise<SlashResult> {
   try {
     await runtime.store.setTitle(runtime.sessionId, wanted, { source: 'user' });
   } catch (error) {
-    return { text: (error as Error).message };
+    // The store refuses a taken, too long or otherwise unusable title with its own message.
+    const code = (error as { code?: unknown }).code;
+    return refused(typeof code === 'string' ? code : 'title_refused', (error as Error).message);
   }
   return { text: `Title set: ${wanted}` };
 }
@@ -178,7 +206,7 @@ async function compress(runtime: ChatRuntime, args: string): Promise<SlashResult
       text: `Compressed ${result.summarizedMessages} older messages into a summary (kept ${result.retainedMessages}); the conversation continues in ${result.childSessionId}.`,
     };
   } catch (error) {
-    if (AgentError.isInstance(error)) return { text: error.message };
+    if (AgentError.isInstance(error)) return refused(error.code, error.message);
     throw error;
   }
 }
@@ -193,7 +221,7 @@ async function model(runtime: ChatRuntime, args: string): Promise<SlashResult> {
     const route = runtime.agent.route();
     return { text: `${route.model} via ${route.baseUrl} (provider ${route.provider})` };
   } catch (error) {
-    if (AgentError.isInstance(error)) return { text: error.message };
+    if (AgentError.isInstance(error)) return refused(error.code, error.message);
     throw error;
   }
 }
@@ -203,7 +231,7 @@ async function models(runtime: ChatRuntime): Promise<SlashResult> {
   try {
     route = runtime.agent.route();
   } catch (error) {
-    if (AgentError.isInstance(error)) return { text: error.message };
+    if (AgentError.isInstance(error)) return refused(error.code, error.message);
     throw error;
   }
   try {
@@ -212,7 +240,10 @@ async function models(runtime: ChatRuntime): Promise<SlashResult> {
       signal: AbortSignal.timeout(10_000),
     });
     if (!response.ok)
-      return { text: `${route.baseUrl} answered HTTP ${response.status} for /models.` };
+      return refused(
+        'models_unavailable',
+        `${route.baseUrl} answered HTTP ${response.status} for /models.`,
+      );
     const body = (await response.json()) as { data?: { id?: unknown }[] };
     const ids = (body.data ?? [])
       .map((entry) => String(entry.id ?? ''))
@@ -220,7 +251,7 @@ async function models(runtime: ChatRuntime): Promise<SlashResult> {
       .sort();
     return { text: ids.length ? ids.join('\n') : 'The provider listed no models.' };
   } catch (error) {
-    return { text: `Could not list models: ${(error as Error).message}` };
+    return refused('models_unavailable', `Could not list models: ${(error as Error).message}`);
   }
 }
 
@@ -324,7 +355,9 @@ async function retry(runtime: ChatRuntime): Promise<SlashResult> {
   const last = [...rows]
     .reverse()
     .find((row) => row.role === 'user' && !row.displayKind && row.content);
-  return last?.content ? { turn: last.content } : { text: 'Nothing to retry yet.' };
+  return last?.content
+    ? { turn: last.content }
+    : refused('nothing_to_retry', 'Nothing to retry yet.');
 }
 
 /** The handlers of the terminal chat, by canonical command name. */
@@ -357,7 +390,7 @@ export const SLASH_HANDLERS: Readonly<Record<string, Handler>> = {
   retry: async (runtime) => retry(runtime),
   undo: async () => NOT_YET('undo'),
   queue: async (runtime, args, ui) => {
-    if (args.trim() === '') return { text: 'Usage: /queue <message>' };
+    if (args.trim() === '') return usageRefusal('Usage: /queue <message>');
     if (runtime.busy) {
       ui.queue(args);
       return { text: 'Queued; it is sent when the answer ends.' };
@@ -365,10 +398,10 @@ export const SLASH_HANDLERS: Readonly<Record<string, Handler>> = {
     return { turn: args };
   },
   steer: async (runtime, args) => {
-    if (args.trim() === '') return { text: 'Usage: /steer <guidance>' };
+    if (args.trim() === '') return usageRefusal('Usage: /steer <guidance>');
     return runtime.steer(args.trim())
       ? { text: 'Noted: the agent reads it with its next tool result.' }
-      : { text: 'No answer is running; send it as a message instead.' };
+      : refused('no_running_answer', 'No answer is running; send it as a message instead.');
   },
   review: async (runtime, args) => review(runtime, args),
   agents: async (runtime) => agents(runtime),
@@ -386,7 +419,7 @@ export const SLASH_HANDLERS: Readonly<Record<string, Handler>> = {
     if (wanted === '') return { text: `Tool activity: ${ui.toolDisplay} (off, new, all)` };
     const mode = wanted === 'verbose' ? 'all' : wanted;
     if (mode !== 'off' && mode !== 'new' && mode !== 'all')
-      return { text: 'Usage: /verbose [off|new|all]' };
+      return usageRefusal('Usage: /verbose [off|new|all]');
     ui.toolDisplay = mode;
     return { text: `Tool activity: ${mode}` };
   },
@@ -407,7 +440,8 @@ export async function runSlashCommand(
   runtime: ChatRuntime,
   ui: SlashUi,
 ): Promise<SlashResult> {
-  if (command.gatewayOnly) return { text: `/${command.name} is only available in chat apps.` };
+  if (command.gatewayOnly)
+    return refused('command_unavailable', `/${command.name} is only available in chat apps.`);
   const handler = SLASH_HANDLERS[command.name];
   if (!handler) return NOT_YET(command.name);
   return handler(runtime, args, ui);

@@ -163,6 +163,12 @@ describe('slash commands under hermes chat -q', () => {
     expect(taken.code).toBe(EXIT.failure);
     expect(taken.stdout).toBe('');
     expect(taken.stderr).toContain("Title 'Trip' is already in use");
+    // Only invisible characters: no title at all, so nothing is cleared.
+    const invisible = await runCli(['chat', '--continue', '-q', '/title \u200B\u200B'], { env });
+    expect(invisible.code).toBe(EXIT.usage);
+    expect(invisible.stderr).toContain('the title is empty');
+    const tripHolder = await runCli(['chat', '--resume', 'Trip', '-q', '/title'], { env });
+    expect(tripHolder.stdout).toBe('Title: Trip\n');
   });
 
   it('exits 2 for a command used without what it needs', async () => {

@@ -114,6 +114,24 @@ describe('hermes sessions', () => {
     expect(await ids('--all')).toEqual([`${trip}:Lyon weekend`]);
   });
 
+  it('refuses an empty or invisible title with exit 2 and keeps the old one', async () => {
+    const { env, home } = await testHome();
+    const { trip } = await seed(home);
+    for (const blank of ['   ', '\u200B\u200D', '\t']) {
+      const renamed = await runCli(['sessions', 'rename', trip, blank], { env });
+      expect(renamed.code).toBe(EXIT.usage);
+      expect(renamed.stdout).toBe('');
+      expect(renamed.stderr).toContain('the title is empty');
+    }
+    const long = await runCli(['sessions', 'rename', trip, 'x'.repeat(101)], { env });
+    expect(long.code).toBe(EXIT.usage);
+    expect(long.stderr).toContain('Title too long (101 chars, max 100)');
+    const shown = parseJson<{ session: ListedSession }>(
+      await runCli(['sessions', 'show', trip, '--json'], { env }),
+    );
+    expect(shown.session.title).toBe('Trip planning');
+  });
+
   it('exports JSON lines and Markdown, to stdout or a file', async () => {
     const { env, home, userHome } = await testHome();
     const { trip } = await seed(home);

@@ -4,9 +4,12 @@ import {
   readAllMessages,
   type SessionListItem,
   type SessionRecord,
+  SessionStoreError,
+  sanitizeTitle,
 } from '@hermes/session-store';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { textArg } from '../context.js';
+import { usageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { formatAge, formatTime, oneLine } from '../output/format.js';
 import { confirm } from '../prompt.js';
@@ -249,8 +252,25 @@ export async function sessionsSearch(
   return EXIT.ok;
 }
 
+/** A title from the command line, cleaned as the store will store it; blank is a usage error. */
+function titleArg(raw: string): string {
+  let title: string | null;
+  try {
+    title = sanitizeTitle(raw);
+  } catch (error) {
+    // Too long: the argument is wrong, not the store.
+    if (SessionStoreError.isInstance(error)) throw usageError(error.message);
+    throw error;
+  }
+  // setTitle(null) would clear the title: a rename never does that by accident.
+  if (title === null) {
+    throw usageError('the title is empty', 'Give at least one visible character');
+  }
+  return title;
+}
+
 export async function sessionsRename(context: CommandContext, args: Positional): Promise<number> {
-  const title = textArg(args, 1).trim();
+  const title = titleArg(textArg(args, 1));
   const session = await withStore(context.home, async (store) => {
     const found = resolveSession(store, textArg(args, 0));
     await store.setTitle(found.id, title, { source: 'user' });

@@ -17,6 +17,7 @@ import {
   ReviewRefusal,
   startReview,
 } from '@hermes/review-engine';
+import { sanitizeTitle } from '@hermes/session-store';
 import { CliError } from '../../errors.js';
 import { formatAge, formatDuration, oneLine } from '../../output/format.js';
 import type { Styles } from '../../output/style.js';
@@ -182,14 +183,23 @@ async function title(runtime: ChatRuntime, args: string): Promise<SlashResult> {
         : 'No title yet. Set one with /title <title>.',
     };
   }
+  let clean: string | null;
   try {
-    await runtime.store.setTitle(runtime.sessionId, wanted, { source: 'user' });
+    clean = sanitizeTitle(wanted);
+  } catch (error) {
+    return usageRefusal((error as Error).message);
+  }
+  // Only invisible characters: storing it would clear the title instead.
+  if (clean === null)
+    return usageRefusal('Usage: /title <title> — the title is empty (only invisible characters)');
+  try {
+    await runtime.store.setTitle(runtime.sessionId, clean, { source: 'user' });
   } catch (error) {
     // The store refuses a taken, too long or otherwise unusable title with its own message.
     const code = (error as { code?: unknown }).code;
     return refused(typeof code === 'string' ? code : 'title_refused', (error as Error).message);
   }
-  return { text: `Title set: ${wanted}` };
+  return { text: `Title set: ${clean}` };
 }
 
 async function compress(runtime: ChatRuntime, args: string): Promise<SlashResult> {

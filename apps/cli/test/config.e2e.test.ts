@@ -58,6 +58,22 @@ describe('hermes config', () => {
     );
   });
 
+  it('exits 1 for a value that causes a warning, with --json as without', async () => {
+    const { env } = await testHome();
+    const plain = await runCli(['config', 'set', 'agent.max_turns', 'abc'], { env });
+    expect(plain.code).toBe(EXIT.failure);
+    expect(plain.stderr).toContain('max_turns');
+    const asJson = await runCli(['config', 'set', 'agent.max_turns', 'abc', '--json'], { env });
+    expect(asJson.code).toBe(EXIT.failure);
+    const printed = parseJson<{ key: string; warnings: string[] }>(asJson);
+    expect(printed.key).toBe('agent.max_turns');
+    expect(printed.warnings.join('\n')).toContain('max_turns');
+    expect(asJson.stderr).toContain('max_turns');
+    const fine = await runCli(['config', 'set', 'agent.max_turns', '12', '--json'], { env });
+    expect(fine.code).toBe(EXIT.ok);
+    expect(parseJson<{ warnings: string[] }>(fine).warnings).toEqual([]);
+  });
+
   it('prints its paths', async () => {
     const { env, home } = await testHome();
     expect(parseJson(await runCli(['config', 'path', '--json'], { env }))).toEqual({

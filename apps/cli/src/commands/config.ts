@@ -147,7 +147,9 @@ export async function configSet(
       file,
       warnings,
     });
-    return EXIT.ok;
+    // Warnings go to stderr as well: a script that only checks the exit code still learns why.
+    for (const warning of warnings) output.warn(warning);
+    return warnings.length > 0 ? EXIT.failure : EXIT.ok;
   }
   output.line(`Set ${key} in ${file}`);
   for (const warning of warnings) output.warn(warning);

@@ -157,6 +157,19 @@ describe('hermes sessions', () => {
     expect(markdown).toContain('## Tool result (search_files)');
   });
 
+  it('says which export file it cannot write (exit 1), without calling it a bug', async () => {
+    const { env, home, userHome } = await testHome();
+    const { trip } = await seed(home);
+    const missingFolder = path.join(userHome, 'no-such-folder', 'trip.jsonl');
+    for (const target of [missingFolder, userHome]) {
+      const exported = await runCli(['sessions', 'export', trip, '-o', target], { env });
+      expect(exported.code).toBe(EXIT.failure);
+      expect(exported.stderr).toContain(`cannot write ${target}`);
+      expect(exported.stderr).not.toContain('unexpected error');
+      expect(exported.stderr).not.toContain('report it');
+    }
+  });
+
   it('says which session is unknown or ambiguous (exit 1)', async () => {
     const { env, home } = await testHome();
     await seed(home);

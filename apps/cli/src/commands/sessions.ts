@@ -9,7 +9,7 @@ import {
 } from '@hermes/session-store';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { textArg } from '../context.js';
-import { usageError } from '../errors.js';
+import { CliError, usageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { formatAge, formatTime, oneLine } from '../output/format.js';
 import { confirm } from '../prompt.js';
@@ -356,6 +356,32 @@ function markdownOf(session: SessionRecord, messages: readonly MessageRecord[]):
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
+const WRITE_FAILURES: Readonly<Record<string, string>> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'a part of the path is not a folder',
+  EISDIR: 'it is a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
+
+/** Writes an export file; a path that cannot be written is the user's to fix, not a bug. */
+async function writeExport(file: string, text: string): Promise<void> {
+  try {
+    await writeFile(file, text, { mode: 0o600 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    throw new CliError({
+      code: 'export_write_failed',
+      message: `cannot write ${file}: ${WRITE_FAILURES[code] ?? (error as Error).message}`,
+      hint: 'Choose another file with -o, or leave -o out to print the export',
+      cause: error,
+    });
+  }
+}
+
 export async function sessionsExport(
   context: CommandContext,
   args: Positional,
@@ -376,7 +402,7 @@ export async function sessionsExport(
           ),
         ].join('\n')}\n`;
   if (typeof options.output === 'string') {
-    await writeFile(options.output, text, { mode: 0o600 });
+    await writeExport(options.output, text);
     context.output.note(`Wrote ${messages.length} messages to ${options.output}`);
   } else {
     process.stdout.write(text);

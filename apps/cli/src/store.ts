@@ -1,6 +1,12 @@
 import path from 'node:path';
-import { openSessionStore, type SessionRecord, type SessionStore } from '@hermes/session-store';
+import {
+  openSessionStore,
+  type SessionRecord,
+  type SessionStore,
+  sanitizeTitle,
+} from '@hermes/session-store';
 import { CliError } from './errors.js';
+import { oneLine } from './output/format.js';
 
 /** Opens the profile's `state.db` (created when missing; shared safely with a running gateway). */
 export function openStore(home: string): Promise<SessionStore> {
@@ -20,6 +26,14 @@ export async function withStore<T>(
   }
 }
 
+function couldBeTitle(reference: string): boolean {
+  try {
+    return sanitizeTitle(reference) !== null;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Finds the session a person named: an exact id, an exact title (hidden ones too), the newest of a
  * numbered title lineage (`Trip #2`), or a unique id prefix. Unknown → `session_not_found` (exit 1);
@@ -36,9 +50,14 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
   }
   const byId = store.getSession(wanted);
   if (byId) return byId;
-  const byTitle =
-    store.getSessionByTitle(wanted, { includeHidden: true }) ?? store.resolveSessionByTitle(wanted);
-  if (byTitle) return byTitle;
+  // The title lookups clean the reference as a title and refuse one that is too long; a
+  // reference longer than any title simply names no title.
+  if (couldBeTitle(wanted)) {
+    const byTitle =
+      store.getSessionByTitle(wanted, { includeHidden: true }) ??
+      store.resolveSessionByTitle(wanted);
+    if (byTitle) return byTitle;
+  }
   const page = store.listSessionsRich({
     idQuery: wanted,
     includeArchived: true,
@@ -52,7 +71,7 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
   if (matches.length > 1) {
     throw new CliError({
       code: 'session_ambiguous',
-      message: `"${wanted}" matches ${matches.length} sessions: ${matches
+      message: `"${oneLine(wanted, 80)}" matches ${matches.length} sessions: ${matches
         .slice(0, 5)
         .map((session) => session.id)
         .join(', ')}${matches.length > 5 ? ', …' : ''}`,
@@ -61,7 +80,7 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
   }
   throw new CliError({
     code: 'session_not_found',
-    message: `no session matches "${wanted}"`,
+    message: `no session matches "${oneLine(wanted, 80)}"`,
     hint: 'List them with: hermes sessions list (--all includes archived and hidden ones)',
   });
 }

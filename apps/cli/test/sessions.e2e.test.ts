@@ -176,6 +176,12 @@ describe('hermes sessions', () => {
     const unknown = await runCli(['sessions', 'show', 'nothing-like-it'], { env });
     expect(unknown.code).toBe(EXIT.failure);
     expect(unknown.stderr).toContain('no session matches "nothing-like-it"');
+    // Longer than any title can be: it matches nothing, it is not a title that is too long.
+    const tooLong = await runCli(['sessions', 'show', 'a'.repeat(10_000)], { env });
+    expect(tooLong.code).toBe(EXIT.failure);
+    expect(tooLong.stderr).toContain('no session matches "aaaa');
+    expect(tooLong.stderr).not.toContain('Title too long');
+    expect(tooLong.stderr.length).toBeLessThan(1_000);
     const ambiguous = await runCli(['sessions', 'archive', '2025'], { env });
     expect(ambiguous.code).toBe(EXIT.failure);
     expect(ambiguous.stderr).toMatch(/matches 2 sessions/);

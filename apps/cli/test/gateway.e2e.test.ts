@@ -210,4 +210,42 @@ describe('hermes tools', () => {
     expect(unknown.code).toBe(EXIT.usage);
     expect(unknown.stderr).toContain('Known toolsets: file, terminal');
   });
+
+  it('refuses names that are only properties of an object, such as constructor', async () => {
+    const { env } = await testHome();
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const enabled = await runCli(['tools', 'enable', name], { env });
+      expect(enabled.code, name).toBe(EXIT.usage);
+      expect(enabled.stderr).toContain(`unknown toolset: ${name.toLowerCase()}`);
+    }
+    expect((await runCli(['config', 'get', 'platform_toolsets.cli'], { env })).code).toBe(
+      EXIT.failure,
+    );
+  });
+
+  it('says why disabling safe leaves its tools on, and changes nothing then', async () => {
+    const { env } = await testHome();
+    const disabled = await runCli(['tools', 'disable', 'safe'], { env });
+    expect(disabled.code).toBe(EXIT.failure);
+    expect(disabled.stderr).toContain(
+      'safe is not enabled on cli; its tools stay on through file, skills, todo',
+    );
+    expect((await runCli(['config', 'get', 'platform_toolsets.cli'], { env })).code).toBe(
+      EXIT.failure,
+    );
+    // Enabled on its own next to file: disabling it takes it out, and says file keeps two tools.
+    await runCli(['config', 'set', 'platform_toolsets.cli', '[safe, file]'], { env });
+    const taken = await runCli(['tools', 'disable', 'safe'], { env });
+    expect(taken.code).toBe(EXIT.failure);
+    expect(taken.stderr).toContain('read_file, search_files stay on through file');
+    expect((await runCli(['config', 'get', 'platform_toolsets.cli'], { env })).stdout).toBe(
+      '- file\n',
+    );
+    // Only read-only tools: disabling safe turns them off.
+    await runCli(['config', 'set', 'platform_toolsets.cli', '[safe, terminal]'], { env });
+    expect((await runCli(['tools', 'disable', 'safe'], { env })).code).toBe(EXIT.ok);
+    expect((await runCli(['config', 'get', 'platform_toolsets.cli'], { env })).stdout).toBe(
+      '- terminal\n',
+    );
+  });
 });

@@ -111,7 +111,8 @@ export function toolsEdit(action: 'enable' | 'disable') {
   ): Promise<number> => {
     const platform = platformOf(options);
     const names = listArg(args, 0).map((name) => name.trim().toLowerCase());
-    const unknown = names.filter((name) => !TOOLSETS[name]);
+    // Own keys only: `constructor` or `toString` is on every object but is no toolset.
+    const unknown = names.filter((name) => !Object.hasOwn(TOOLSETS, name));
     if (unknown.length > 0) {
       throw usageError(
         `unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
@@ -130,8 +131,29 @@ export function toolsEdit(action: 'enable' | 'disable') {
       ...Object.keys(TOOLSETS).filter((name) => selected.has(name)),
       ...[...current.tools].sort(),
     ];
-    setConfigValue(`platform_toolsets.${platform}`, next, context.home);
+    const changed =
+      selected.size !== current.toolsets.size ||
+      [...selected].some((name) => !current.toolsets.has(name));
+    // Nothing to change leaves config.yaml (and a `hermes-<platform>` composite in it) alone.
+    if (changed) setConfigValue(`platform_toolsets.${platform}`, next, context.home);
     const after = toolsetsFor(context.home, platform);
+    const stillOn =
+      action === 'disable'
+        ? names.flatMap((name) => {
+            const kept = keptTools(name, selected, current.tools);
+            if (kept.tools.length === 0) {
+              if (!current.toolsets.has(name))
+                context.output.note(`${name} is already disabled on ${platform}.`);
+              return [];
+            }
+            context.output.warn(
+              current.toolsets.has(name)
+                ? `${kept.tools.join(', ')} stay on through ${kept.providers.join(', ')} (disable those to turn them off)`
+                : `${name} is not enabled on ${platform}; its tools stay on through ${kept.providers.join(', ')} (disable those to turn them off)`,
+            );
+            return [name];
+          })
+        : [];
     const blocked = names.filter(
       (name) => action === 'enable' && config.agent.disabledToolsets.includes(name),
     );
@@ -148,6 +170,35 @@ export function toolsEdit(action: 'enable' | 'disable') {
         ),
       );
     }
-    return blocked.length > 0 ? EXIT.failure : EXIT.ok;
+    return blocked.length > 0 || stillOn.length > 0 ? EXIT.failure : EXIT.ok;
   };
+}
+
+/**
+ * The tools of a disabled toolset that the rest of the selection still turns on, and which
+ * toolsets (or single tool names) do: toolsets overlap (`safe` is read-only tools of `file`,
+ * `skills` and `todo`), so taking one out need not turn its tools off.
+ */
+function keptTools(
+  name: string,
+  selected: ReadonlySet<string>,
+  singleTools: ReadonlySet<string>,
+): { tools: string[]; providers: string[] } {
+  const own = TOOLSETS[name]?.tools ?? [];
+  const providers = new Set<string>();
+  const tools = own.filter((tool) => {
+    let kept = false;
+    for (const other of selected) {
+      if (other !== name && TOOLSETS[other]?.tools.includes(tool)) {
+        providers.add(other);
+        kept = true;
+      }
+    }
+    if (singleTools.has(tool)) {
+      providers.add(tool);
+      kept = true;
+    }
+    return kept;
+  });
+  return { tools, providers: [...providers] };
 }

@@ -114,6 +114,27 @@ describe('hermes sessions', () => {
     expect(await ids('--all')).toEqual([`${trip}:Lyon weekend`]);
   });
 
+  it('says no session matches a filter instead of "no sessions yet"', async () => {
+    const { env, home } = await testHome();
+    await seed(home);
+    for (const filter of [
+      ['--search', '%'],
+      ['--source', 'nosuch'],
+    ]) {
+      const listed = await runCli(['sessions', 'list', ...filter], { env });
+      expect(listed.code).toBe(EXIT.ok);
+      expect(listed.stdout).toBe('');
+      expect(listed.stderr).toContain('No sessions match.');
+      expect(listed.stderr).not.toContain('No sessions yet');
+    }
+    const pastTheEnd = await runCli(['sessions', 'list', '--offset', '5'], { env });
+    expect(pastTheEnd.stderr).toContain('No sessions past --offset 5 (2 in all).');
+    const fresh = await testHome();
+    expect((await runCli(['sessions', 'list'], { env: fresh.env })).stderr).toContain(
+      'No sessions yet. Start one with: hermes chat',
+    );
+  });
+
   it('refuses an empty or invisible title with exit 2 and keeps the old one', async () => {
     const { env, home } = await testHome();
     const { trip } = await seed(home);

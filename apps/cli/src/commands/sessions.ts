@@ -88,10 +88,17 @@ export async function sessionsList(
     return EXIT.ok;
   }
   if (page.sessions.length === 0) {
+    const offset = typeof options.offset === 'number' ? options.offset : 0;
+    const filtered = typeof options.source === 'string' || typeof options.search === 'string';
+    const elsewhere = options.all === true ? '' : ' (archived and hidden ones: --all)';
     output.note(
-      options.all === true || options.archived === true
-        ? 'No sessions.'
-        : 'No sessions yet. Start one with: hermes chat (archived and hidden ones: --all)',
+      offset > 0 && (page.total ?? 0) > 0
+        ? `No sessions past --offset ${offset} (${page.total} in all).`
+        : filtered
+          ? `No sessions match.${elsewhere}`
+          : options.all === true || options.archived === true
+            ? 'No sessions.'
+            : `No sessions yet. Start one with: hermes chat${elsewhere}`,
     );
     return EXIT.ok;
   }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { openSessionStore } from '@hermes/session-store';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
-import { parseJson, runCli, testHome } from './helpers.js';
+import { parseJson, runCli, spawnInPty, testHome } from './helpers.js';
 
 interface ListedSession {
   id: string;
@@ -133,6 +133,16 @@ describe('hermes sessions', () => {
     expect((await runCli(['sessions', 'list'], { env: fresh.env })).stderr).toContain(
       'No sessions yet. Start one with: hermes chat',
     );
+  });
+
+  it('lists whole rows on a terminal that reports no width', async () => {
+    const { env, home } = await testHome();
+    const { trip } = await seed(home);
+    // `script` gives the bin a pseudo-terminal whose size was never set: Node reports 0 columns.
+    const terminal = spawnInPty(['sessions', 'list'], env);
+    expect((await terminal.exited).code).toBe(0);
+    expect(terminal.screen()).toMatch(/^ID\s+TITLE\s+SOURCE\s+MSGS\s+ACTIVE/m);
+    expect(terminal.screen()).toContain(`${trip}  Trip planning`);
   });
 
   it('refuses an empty or invisible title with exit 2 and keeps the old one', async () => {

@@ -44,7 +44,8 @@ export function createOutput(options: { json: boolean }): Output {
       process.stdout.write(`${JSON.stringify(value, null, stdoutIsTty ? 2 : undefined)}\n`);
     },
     table(columns, rows) {
-      const maxWidth = stdoutIsTty ? (process.stdout.columns ?? 100) : undefined;
+      // A pseudo-terminal whose size was never set reports 0 columns: that is unknown, not narrow.
+      const maxWidth = stdoutIsTty ? process.stdout.columns || 100 : undefined;
       process.stdout.write(`${renderTable(columns, rows, { styles, maxWidth })}\n`);
     },
   };

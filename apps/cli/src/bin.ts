@@ -3,7 +3,7 @@
 // anything, and `-p/--profile` is applied to HERMES_HOME before any module that reads the home is
 // imported (the reference's rule). Everything else lives in main.ts, loaded on demand.
 import { readFileSync } from 'node:fs';
-import { extractProfileOption } from './bootstrap/profile-argv.js';
+import { extractProfileOption, jsonRequested } from './bootstrap/profile-argv.js';
 
 const EXIT_USAGE = 2;
 const EXIT_FAILURE = 1;
@@ -18,9 +18,17 @@ function version(): string {
   }
 }
 
-function fail(message: string, code: number): never {
-  process.stderr.write(`hermes: ${message}\n`);
-  process.exit(code);
+/** A failure before any command ran: one line on stderr, and under `--json` the error document. */
+function fail(error: { code: string; message: string; hint?: string }, exitCode: number): never {
+  process.stderr.write(`hermes: ${error.message}\n`);
+  if (error.hint) process.stderr.write(`  ${error.hint}\n`);
+  if (jsonRequested(process.argv.slice(2))) {
+    const document = { error };
+    process.stdout.write(
+      `${process.stdout.isTTY ? JSON.stringify(document, null, 2) : JSON.stringify(document)}\n`,
+    );
+  }
+  process.exit(exitCode);
 }
 
 // A failure nothing caught (a module that cannot load, a rejected promise) still ends as one line
@@ -46,7 +54,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 }
 
 const parsed = extractProfileOption(args);
-if (!parsed.ok) fail(`${parsed.message} (see hermes --help)`, EXIT_USAGE);
+if (!parsed.ok) {
+  fail({ code: 'usage', message: parsed.message, hint: 'Run with --help for usage' }, EXIT_USAGE);
+}
 
 // Help reads no home: skip the profile machinery unless a profile was named explicitly.
 const helpOnly =
@@ -66,7 +76,10 @@ if (!helpOnly) {
     profileWarning = selection.warning;
   } catch (error) {
     if (!config.HermesConfigError.isInstance(error)) throw error;
-    fail(error.message, error.code === 'invalid_profile_name' ? EXIT_USAGE : EXIT_FAILURE);
+    fail(
+      { code: error.code, message: error.message },
+      error.code === 'invalid_profile_name' ? EXIT_USAGE : EXIT_FAILURE,
+    );
   }
 }
 if (profileWarning) process.stderr.write(`hermes: warning: ${profileWarning}\n`);

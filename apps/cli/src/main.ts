@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { jsonRequested } from './bootstrap/profile-argv.js';
 import type { CommandContext, Positional } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { createOutput } from './output/output.js';
@@ -50,7 +51,7 @@ function addGatewayOptions(command: Command): Command {
 
 export async function main(argv: readonly string[], options: MainOptions): Promise<number> {
   let exitCode: number = EXIT.ok;
-  let json = argv.includes('--json');
+  let json = jsonRequested(argv);
   let debug = argv.includes('--debug');
   const program = new Command('hermes');
 
@@ -407,7 +408,19 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
   } catch (error) {
     if (error instanceof CommanderError) {
       // Commander has printed its message (or the help / version) already.
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (error.exitCode === 0) return EXIT.ok;
+      // A usage mistake under --json still answers with the error document (commander printed
+      // the line on stderr); help shown for a missing subcommand has no message to give.
+      if (json && error.code !== 'commander.help' && error.code !== 'commander.helpDisplayed') {
+        createOutput({ json }).printJson({
+          error: {
+            code: 'usage',
+            message: error.message.replace(/^error: /, ''),
+            hint: 'Run with --help for usage',
+          },
+        });
+      }
+      return EXIT.usage;
     }
     return reportError(error, { output: createOutput({ json }), debug });
   }

@@ -98,6 +98,59 @@ describe('hermes basics', () => {
     });
   });
 
+  it('prints usage and profile errors as JSON too under --json, and nothing on stdout without it', async () => {
+    const { env } = await testHome();
+    interface JsonError {
+      error: { code: string; message: string; hint?: string };
+    }
+    const cases: { args: string[]; code: number; errorCode: string; says: string }[] = [
+      {
+        args: ['sessions', 'list', '--limit', '0', '--json'],
+        code: EXIT.usage,
+        errorCode: 'usage',
+        says: '--limit must be a whole number',
+      },
+      { args: ['bogus', '--json'], code: EXIT.usage, errorCode: 'usage', says: 'bogus' },
+      {
+        args: ['-p', 'nope', 'gateway', 'status', '--json'],
+        code: EXIT.failure,
+        errorCode: 'profile_not_found',
+        says: 'hermes profile create nope',
+      },
+      {
+        args: ['-p', '../etc', 'sessions', 'list', '--json'],
+        code: EXIT.usage,
+        errorCode: 'invalid_profile_name',
+        says: 'invalid profile name',
+      },
+      {
+        args: ['sessions', 'list', '--json', '-p'],
+        code: EXIT.usage,
+        errorCode: 'usage',
+        says: 'needs a profile name',
+      },
+    ];
+    for (const { args, code, errorCode, says } of cases) {
+      const result = await runCli(args, { env });
+      expect(result.code, args.join(' ')).toBe(code);
+      const printed = parseJson<JsonError>(result);
+      expect(printed.error.code, args.join(' ')).toBe(errorCode);
+      expect(`${printed.error.message} ${printed.error.hint ?? ''}`, args.join(' ')).toContain(
+        says,
+      );
+      expect(result.stderr, args.join(' ')).toContain(says);
+      const plain = await runCli(
+        args.filter((arg) => arg !== '--json'),
+        { env },
+      );
+      expect(plain.stdout, args.join(' ')).toBe('');
+    }
+    // A --json after `--`, or as the text of -q, is not the option.
+    const quoted = await runCli(['-p', 'nope', 'chat', '-q', '--json'], { env });
+    expect(quoted.code).toBe(EXIT.failure);
+    expect(quoted.stdout).toBe('');
+  });
+
   it('shows a stack trace for an error only with --debug', async () => {
     const { env, home } = await testHome();
     // A config.yaml that is a folder cannot be read: an error from @hermes/config.

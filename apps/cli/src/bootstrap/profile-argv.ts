@@ -65,3 +65,18 @@ export function extractProfileOption(argv: readonly string[]): ProfileArgv {
   }
   return { ok: true, profile, argv: rest };
 }
+
+/**
+ * Whether `--json` was given as an option: before any `--`, and not as the text of a free-text
+ * option (`-q --json` asks about "--json"). The errors printed before commander has parsed the
+ * command line (a bad `-p`, a usage mistake) use it to answer in JSON too.
+ */
+export function jsonRequested(argv: readonly string[]): boolean {
+  for (let index = 0; index < argv.length; index += 1) {
+    const token = argv[index] as string;
+    if (token === '--') return false;
+    if (token === '--json') return true;
+    if (FREE_TEXT_OPTIONS.has(token)) index += 1;
+  }
+  return false;
+}

@@ -256,7 +256,7 @@ describe('/review from hermes chat -q', () => {
     await runCli(['chat', '-q', 'Plan the migration.'], { env });
     const review = await runCli(['chat', '--continue', '-q', '/review'], { env });
     expect(review.code).toBe(0);
-    expect(review.stdout).toContain('⚖ Review completed synchronously');
+    expect(review.stdout).toMatch(/^⚖ Review completed synchronously on test-model — results:\n\[/);
     expect(review.stdout).toContain('REVIEW: the plan skips tests.');
   });
 

@@ -159,4 +159,16 @@ describe('hermes tui-bridge', () => {
     expect(result.stderr).toContain("option '--port <port>' argument 'nope' is invalid");
     expect(result.stderr).toContain('Usage: hermes tui-bridge [options]');
   });
+
+  it('exits 1 for an unknown profile and 2 for a malformed one or a non-loopback host without a token', async () => {
+    const { env } = await testHome();
+    const unknown = await runCli(['-p', 'ghost', 'tui-bridge'], { env });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toContain('hermes profile create ghost');
+    expect((await runCli(['-p', '../etc', 'tui-bridge'], { env })).code).toBe(2);
+    const open = await runCli(['tui-bridge', '--host', '0.0.0.0', '--port', '0'], { env });
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain('pass --token');
+  });
 });

@@ -324,6 +324,69 @@ describe('session chat', () => {
     );
     expect((await first).status).toBe(200);
   });
+
+  it('refuses a wait:false message the turn would refuse (busy session, no model) with the same error, instead of accepting and dropping it', async () => {
+    const model = await startModelServer({
+      script: [{ text: 'slow', delayMs: 1500 }, { text: 'background reply' }],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+      key: API_KEY,
+    });
+    const id = session.body.session.id;
+    const first = gateway.json(`/api/sessions/${id}/chat`, {
+      method: 'POST',
+      json: { message: 'one' },
+      key: API_KEY,
+    });
+    while (model.modelRequests.length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const busy = await gateway.json(`/api/sessions/${id}/chat`, {
+      method: 'POST',
+      json: { message: 'dropped?', wait: false },
+      key: API_KEY,
+    });
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ error: { code: 'session_busy' } });
+    expect((await first).status).toBe(200);
+    const contents = async () =>
+      (
+        await gateway.json<{ data: { role: string; content: string }[] }>(
+          `/api/sessions/${id}/messages`,
+          { key: API_KEY },
+        )
+      ).body.data.map((message) => [message.role, message.content]);
+    expect(await contents()).toEqual([
+      ['user', 'one'],
+      ['assistant', 'slow'],
+    ]);
+    // Accepted: the turn has started (its message stored) when the 202 comes back.
+    const accepted = await gateway.json(`/api/sessions/${id}/chat`, {
+      method: 'POST',
+      json: { message: 'in the background', wait: false },
+      key: API_KEY,
+    });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toEqual({ object: 'hermes.session.chat.accepted', session_id: id });
+    expect((await contents())[2]).toEqual(['user', 'in the background']);
+    while ((await contents()).length < 4) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await contents())[3]).toEqual(['assistant', 'background reply']);
+
+    const bare = await startGateway();
+    const unconfigured = await bare.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+    });
+    const refused = await bare.json(`/api/sessions/${unconfigured.body.session.id}/chat`, {
+      method: 'POST',
+      json: { message: 'hi', wait: false },
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ error: { code: 'model_not_configured' } });
+  });
 });
 
 describe('responses', () => {

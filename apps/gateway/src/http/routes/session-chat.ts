@@ -68,15 +68,30 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
         runtime: { command: reply.command },
       });
     }
-    const turn = deps.runTurn({ runtime, sessionId, message, kind: 'chat' });
     if (body.wait === false) {
-      // Fire and forget for relays: the turn is admitted now, its reply lands in the session.
+      // For relays: the reply lands in the session. The 202 waits for `run.started` — the lease
+      // taken and the message stored — so a refusal before it (a busy session, no model, a
+      // draining gateway) reaches the client as with `wait: true` instead of dropping the message.
+      let started: () => void = () => {};
+      const admitted = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const turn = deps.runTurn({
+        runtime,
+        sessionId,
+        message,
+        kind: 'chat',
+        onEvent: (event) => {
+          if (event.type === 'run.started') started();
+        },
+      });
+      await Promise.race([admitted, turn]);
       turn.catch((error: unknown) =>
         deps.logger.warn({ err: error, sessionId }, 'background chat turn failed'),
       );
       return context.json({ object: 'hermes.session.chat.accepted', session_id: sessionId }, 202);
     }
-    const outcome = await turn;
+    const outcome = await deps.runTurn({ runtime, sessionId, message, kind: 'chat' });
     if (outcome.result.status === 'failed') throw turnFailure(outcome);
     return context.json({
       object: 'hermes.session.chat.completion',

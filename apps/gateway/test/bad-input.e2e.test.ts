@@ -173,3 +173,40 @@ describe('bad input on every route', () => {
     });
   });
 });
+
+describe('malformed fields the schema alone let through', () => {
+  it('refuses them with 400 invalid_request naming the field, before anything runs or is stored', async () => {
+    const model = await startModelServer({ script: [] });
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    const refused: { path: string; json: unknown; param: string }[] = [
+      {
+        path: '/v1/responses',
+        json: { input: 'x', previous_response_id: '' },
+        param: 'previous_response_id',
+      },
+    ];
+    for (const probe of refused) {
+      const label = `${probe.path} ${JSON.stringify(probe.json)}`;
+      const response = await gateway.json<{ error?: { code?: string; param?: string } }>(
+        probe.path,
+        { method: 'POST', json: probe.json },
+      );
+      expect(response.status, label).toBe(400);
+      expect(response.body.error, label).toMatchObject({
+        code: 'invalid_request',
+        param: probe.param,
+      });
+    }
+    expect(model.modelRequests).toHaveLength(0);
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    onTestFinished(() => store.close());
+    const sessions = store.listSessionsRich({
+      includeHidden: true,
+      includeArchived: true,
+      includeChildren: true,
+    });
+    expect(sessions.sessions).toEqual([]);
+  });
+});

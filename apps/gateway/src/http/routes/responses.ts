@@ -43,7 +43,10 @@ const ResponseRequestSchema = v.looseObject({
     v.pipe(v.array(InputItemSchema), v.minLength(1)),
   ]),
   instructions: v.optional(v.nullable(v.string())),
-  previous_response_id: v.optional(v.nullable(v.string())),
+  // "" names no response: refused rather than read as "none" (it would start a new conversation).
+  previous_response_id: v.optional(
+    v.nullable(v.pipe(v.string(), v.minLength(1, 'must not be empty (omit it or send null)'))),
+  ),
   store: v.optional(v.nullable(v.boolean())),
   stream: v.optional(v.nullable(v.boolean())),
   metadata: v.optional(v.nullable(v.record(v.string(), v.string()))),

@@ -187,6 +187,51 @@ describe('malformed fields the schema alone let through', () => {
         param: 'previous_response_id',
       },
     ];
+    // Tool history a provider would refuse on every later turn of the session it was stored in.
+    const call = { id: 'call_1', type: 'function', function: { name: 'todo', arguments: '{}' } };
+    const toolHistory = (assistant: unknown, tool: unknown = { tool_call_id: 'call_1' }) => ({
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: null, ...(assistant as object) },
+        { role: 'tool', content: 'result', ...(tool as object) },
+        { role: 'user', content: 'now' },
+      ],
+    });
+    const completions = (json: unknown, param: string) =>
+      refused.push({ path: '/v1/chat/completions', json, param });
+    completions(
+      {
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: null, tool_calls: [{}] },
+          { role: 'tool', content: 'orphan result' },
+          { role: 'user', content: 'now' },
+        ],
+      },
+      'messages.1.tool_calls.0.id',
+    );
+    completions(toolHistory({ tool_calls: [{ ...call, id: '' }] }), 'messages.1.tool_calls.0.id');
+    completions(
+      toolHistory({ tool_calls: [{ ...call, type: 'custom' }] }),
+      'messages.1.tool_calls.0.type',
+    );
+    completions(
+      toolHistory({ tool_calls: [{ id: 'call_1', type: 'function' }] }),
+      'messages.1.tool_calls.0.function',
+    );
+    completions(
+      toolHistory({ tool_calls: [{ ...call, function: { name: '', arguments: '{}' } }] }),
+      'messages.1.tool_calls.0.function.name',
+    );
+    completions(
+      toolHistory({ tool_calls: [{ ...call, function: { name: 'todo', arguments: {} } }] }),
+      'messages.1.tool_calls.0.function.arguments',
+    );
+    completions(toolHistory({ tool_calls: [call] }, {}), 'messages.2.tool_call_id');
+    completions(
+      toolHistory({ tool_calls: [call] }, { tool_call_id: '' }),
+      'messages.2.tool_call_id',
+    );
     for (const probe of refused) {
       const label = `${probe.path} ${JSON.stringify(probe.json)}`;
       const response = await gateway.json<{ error?: { code?: string; param?: string } }>(

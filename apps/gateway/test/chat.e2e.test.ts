@@ -205,6 +205,48 @@ describe('chat completions', () => {
     expect((await contents(failedId))[0]).toEqual(['user', 'A question the model refuses']);
   });
 
+  it('accepts a well-formed tool-call history, stores it and sends it to the model as given', async () => {
+    const model = await startModelServer({ script: [{ text: 'Noted.' }] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const call = { id: 'call_1', function: { name: 'todo', arguments: '{"todos":[]}' } };
+    const answered = await gateway.json<{ choices: { message: { content: string } }[] }>(
+      '/v1/chat/completions',
+      {
+        method: 'POST',
+        key: API_KEY,
+        json: {
+          messages: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: null, tool_calls: [call] },
+            { role: 'tool', tool_call_id: 'call_1', content: 'no todos' },
+            { role: 'user', content: 'now' },
+          ],
+        },
+      },
+    );
+    expect(answered.status).toBe(200);
+    expect(answered.body.choices[0]?.message.content).toBe('Noted.');
+    const sent = messagesOf(model.modelRequests[0] as never) as Record<string, unknown>[];
+    expect(sent.slice(1)).toMatchObject([
+      { role: 'user', content: 'q' },
+      { role: 'assistant', tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'no todos' },
+      { role: 'user', content: 'now' },
+    ]);
+    const stored = await gateway.json<{ data: Record<string, unknown>[] }>(
+      `/api/sessions/${answered.headers.get('x-hermes-session-id')}/messages`,
+      { key: API_KEY },
+    );
+    expect(stored.body.data).toMatchObject([
+      { role: 'user', content: 'q' },
+      { role: 'assistant', tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'no todos' },
+      { role: 'user', content: 'now' },
+      { role: 'assistant', content: 'Noted.' },
+    ]);
+  });
+
   it('answers slash commands itself: they never reach the model', async () => {
     const model = await startModelServer({ script: [] });
     const { home } = await configuredHome(model.baseUrl);

@@ -21,13 +21,34 @@ import { modelNameFor } from './info.js';
 import { turnFailure } from './session-chat.js';
 import { storeOf } from './sessions.js';
 
-const ChatMessageSchema = v.looseObject({
-  role: v.picklist(['system', 'developer', 'user', 'assistant', 'tool']),
-  content: v.optional(MessageContentSchema),
-  tool_calls: v.optional(v.array(v.looseObject({}))),
-  tool_call_id: v.optional(v.string()),
-  name: v.optional(v.string()),
+const NonEmptyString = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
+
+/**
+ * An assistant message's tool call, as OpenAI defines it. Checked because it is stored: a
+ * malformed one would be resent on every later turn of the session, and providers refuse it.
+ */
+const ToolCallSchema = v.looseObject({
+  id: NonEmptyString,
+  type: v.optional(v.literal('function', "must be 'function'")),
+  function: v.looseObject({ name: NonEmptyString, arguments: v.string() }),
 });
+
+const ChatMessageSchema = v.pipe(
+  v.looseObject({
+    role: v.picklist(['system', 'developer', 'user', 'assistant', 'tool']),
+    content: v.optional(MessageContentSchema),
+    tool_calls: v.optional(v.array(ToolCallSchema)),
+    tool_call_id: v.optional(v.string()),
+    name: v.optional(v.string()),
+  }),
+  v.forward(
+    v.check(
+      (message) => message.role !== 'tool' || (message.tool_call_id ?? '') !== '',
+      "a tool message needs the id of the call it answers (non-empty 'tool_call_id')",
+    ),
+    ['tool_call_id'],
+  ),
+);
 
 const ChatCompletionSchema = v.looseObject({
   model: v.optional(v.string()),
@@ -58,6 +79,7 @@ export function splitConversation(messages: readonly ChatMessage[]) {
     if (message.role === 'system' || message.role === 'developer') {
       if (text.trim() !== '') system.push(text);
     } else if (message.role === 'tool') {
+      // The schema guarantees the id.
       history.push({ role: 'tool', content: text, toolCallId: message.tool_call_id ?? '' });
     } else if (message.role === 'assistant') {
       history.push({

@@ -604,6 +604,47 @@ describe('responses', () => {
     });
   });
 
+  it('stores a slash command’s response like any other: it reads back and chains, streamed or not; store: false keeps nothing', async () => {
+    const gateway = await startGateway();
+    const version = await gateway.json<{ id: string; store: boolean; output_text: string }>(
+      '/v1/responses',
+      { method: 'POST', json: { input: '/version' } },
+    );
+    expect(version.status).toBe(200);
+    expect(version.body.store).toBe(true);
+    const sessionId = version.headers.get('x-hermes-session-id');
+    const read = await gateway.json<{ id: string; output_text: string }>(
+      `/v1/responses/${version.body.id}`,
+    );
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: version.body.id, output_text: version.body.output_text });
+    const chained = await gateway.json<{ previous_response_id: string }>('/v1/responses', {
+      method: 'POST',
+      json: { input: '/help', previous_response_id: version.body.id },
+    });
+    expect(chained.status).toBe(200);
+    expect(chained.body.previous_response_id).toBe(version.body.id);
+    // Nothing happened in between: the chain continues the same session.
+    expect(chained.headers.get('x-hermes-session-id')).toBe(sessionId);
+
+    const stream = await gateway.request('/v1/responses', {
+      method: 'POST',
+      json: { input: '/version', stream: true },
+    });
+    const completed = (await readEvents(stream))
+      .filter((event) => event.event === 'response.completed')
+      .map((event) => JSON.parse(event.data).response)[0];
+    expect(completed.store).toBe(true);
+    expect((await gateway.json(`/v1/responses/${completed.id}`)).status).toBe(200);
+
+    const unstored = await gateway.json<{ id: string; store: boolean }>('/v1/responses', {
+      method: 'POST',
+      json: { input: '/version', store: false },
+    });
+    expect(unstored.body.store).toBe(false);
+    expect((await gateway.json(`/v1/responses/${unstored.body.id}`)).status).toBe(404);
+  });
+
   it('streams Responses API events the openai client understands', async () => {
     const model = await startModelServer({
       script: [{ text: 'Streamed response text.', chunkSize: 5 }],

@@ -182,16 +182,38 @@ async function finishResponse(
     sessionId: outcome.result.sessionId,
     error: failed ? (outcome.result.error ?? null) : null,
   });
-  if (request.store !== false && !failed) {
-    await store.storeResponse({
-      responseId: id,
+  if (!failed) {
+    await keepResponse(store, {
+      request,
+      body,
       sessionId: outcome.result.sessionId,
       lastMessageId: outcome.messageId,
-      previousResponseId: request.previous_response_id ?? null,
-      body,
     });
   }
   return body;
+}
+
+/**
+ * Stores a response (unless the request said `store: false`) with where its conversation stands:
+ * `lastMessageId` is what a chained request compares to decide between continuing and branching.
+ */
+async function keepResponse(
+  store: SessionStore,
+  input: {
+    request: ResponseRequest;
+    body: ReturnType<typeof responseBody>;
+    sessionId: string;
+    lastMessageId: number | null;
+  },
+): Promise<void> {
+  if (input.request.store === false) return;
+  await store.storeResponse({
+    responseId: input.body.id,
+    sessionId: input.sessionId,
+    lastMessageId: input.lastMessageId,
+    previousResponseId: input.request.previous_response_id ?? null,
+    body: input.body,
+  });
 }
 
 export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): void {
@@ -274,7 +296,18 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
           sessionId: session.id,
         })
       : undefined;
-    if (replyBody && !request.stream) return context.json(replyBody);
+    if (replyBody) {
+      // Stored like a model's answer, so it reads back and chains: a command stores no message,
+      // so the conversation stands where it stood before it.
+      const tip = store.getCompressionTip(session.id);
+      await keepResponse(store, {
+        request,
+        body: replyBody,
+        sessionId: tip,
+        lastMessageId: store.getMessages(tip, { order: 'newest', limit: 1 })[0]?.id ?? null,
+      });
+      if (!request.stream) return context.json(replyBody);
+    }
 
     if (request.stream) {
       return eventStream(

@@ -247,6 +247,50 @@ describe('chat completions', () => {
     ]);
   });
 
+  it('reports an interrupted turn with finish_reason stop, not length, streamed or not', async () => {
+    const slow = { text: 'partial answer that never finishes', chunkSize: 4, chunkDelayMs: 200 };
+    const model = await startModelServer({ script: [slow, slow] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const interrupt = async (sessionId: string, requestsBefore: number) => {
+      while (model.modelRequests.length === requestsBefore)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      const stopped = await gateway.json<{ message: { content: string } }>(
+        `/api/sessions/${sessionId}/chat`,
+        { method: 'POST', json: { message: '/stop' }, key: API_KEY },
+      );
+      expect(stopped.status).toBe(200);
+    };
+    const ask = (sessionId: string, stream: boolean) =>
+      gateway.request('/v1/chat/completions', {
+        method: 'POST',
+        key: API_KEY,
+        headers: { 'X-Hermes-Session-Id': sessionId },
+        json: { messages: [{ role: 'user', content: 'tell me a long story' }], stream },
+      });
+
+    const plain = ask('interrupted-plain', false);
+    await interrupt('interrupted-plain', 0);
+    const answered = (await (await plain).json()) as {
+      choices: { finish_reason: string; message: { content: string } }[];
+    };
+    // Interrupted indeed: the model's text was cut short.
+    expect(slow.text.startsWith(answered.choices[0]?.message.content ?? '')).toBe(true);
+    expect(answered.choices[0]?.message.content).not.toBe(slow.text);
+    expect(answered.choices[0]?.finish_reason).toBe('stop');
+
+    const streamed = ask('interrupted-stream', true);
+    await interrupt('interrupted-stream', 1);
+    const chunks = (await readEvents(await streamed))
+      .filter((event) => event.event === 'message' && event.data !== '[DONE]')
+      .map((event) => JSON.parse(event.data));
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(slow.text.startsWith(text)).toBe(true);
+    expect(text).not.toBe(slow.text);
+    const reasons = chunks.map((chunk) => chunk.choices[0]?.finish_reason).filter(Boolean);
+    expect(reasons).toEqual(['stop']);
+  });
+
   it('answers slash commands itself: they never reach the model', async () => {
     const model = await startModelServer({ script: [] });
     const { home } = await configuredHome(model.baseUrl);

@@ -105,6 +105,12 @@ function completionUsage(usage: Usage) {
   };
 }
 
+/**
+ * `stop` for an interrupted turn too (`/stop`, a drain past its budget): OpenAI's `length` would
+ * say the token limit cut the answer, and a client may retry with a larger `max_tokens`.
+ */
+const FINISH_REASON = 'stop';
+
 /** A non-streamed Chat Completions answer of a turn. */
 function completionBody(input: {
   id: string;
@@ -122,7 +128,7 @@ function completionBody(input: {
       {
         index: 0,
         message: { role: 'assistant', content: result.finalResponse },
-        finish_reason: result.status === 'interrupted' ? 'length' : 'stop',
+        finish_reason: FINISH_REASON,
       },
     ],
     usage: completionUsage(result.usage),
@@ -206,9 +212,7 @@ export function registerChatCompletionRoutes(app: Hono<GatewayEnv>, deps: Gatewa
               const failure = turnFailure(outcome);
               await sink.send(errorBody(failure));
             } else {
-              await sink.send(
-                chunk({}, outcome.result.status === 'interrupted' ? 'length' : 'stop'),
-              );
+              await sink.send(chunk({}, FINISH_REASON));
               if (body.stream_options?.include_usage) {
                 await sink.send({
                   id,

@@ -232,6 +232,25 @@ describe('malformed fields the schema alone let through', () => {
       toolHistory({ tool_calls: [call] }, { tool_call_id: '' }),
       'messages.2.tool_call_id',
     );
+    // An image alone is no prompt: images are not sent to the model.
+    const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+    completions({ messages: [{ role: 'user', content: [image] }] }, 'messages');
+    completions(
+      { messages: [{ role: 'user', content: [image, { type: 'text', text: '  ' }] }] },
+      'messages',
+    );
+    refused.push({
+      path: '/v1/responses',
+      json: {
+        input: [
+          {
+            role: 'user',
+            content: [{ type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' }],
+          },
+        ],
+      },
+      param: 'input',
+    });
     for (const probe of refused) {
       const label = `${probe.path} ${JSON.stringify(probe.json)}`;
       const response = await gateway.json<{ error?: { code?: string; param?: string } }>(

@@ -247,6 +247,25 @@ describe('chat completions', () => {
     ]);
   });
 
+  it('accepts text beside an image: the text reaches the model, the image only as a marker', async () => {
+    const model = await startModelServer({ script: [{ text: 'A cat, I am told.' }] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+    const answered = await gateway.json('/v1/chat/completions', {
+      method: 'POST',
+      key: API_KEY,
+      json: {
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, image] }],
+      },
+    });
+    expect(answered.status).toBe(200);
+    expect(messagesOf(model.modelRequests[0] as never).at(-1)).toEqual({
+      role: 'user',
+      content: 'What is it?\n[image_url]',
+    });
+  });
+
   it('reports an interrupted turn with finish_reason stop, not length, streamed or not', async () => {
     const slow = { text: 'partial answer that never finishes', chunkSize: 4, chunkDelayMs: 200 };
     const model = await startModelServer({ script: [slow, slow] });

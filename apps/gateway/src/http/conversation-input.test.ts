@@ -1,7 +1,12 @@
 import type { ProfileRuntime } from '@hermes/agent';
 import { describe, expect, it } from 'vitest';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
-import { NEW_CONVERSATION_ID_DRAWS, runNewConversationTurn } from './conversation-input.js';
+import {
+  contentText,
+  hasPromptText,
+  NEW_CONVERSATION_ID_DRAWS,
+  runNewConversationTurn,
+} from './conversation-input.js';
 import { HttpError } from './errors.js';
 
 const taken = () =>
@@ -51,5 +56,25 @@ describe('runNewConversationTurn', () => {
       code: 'session_busy',
     });
     expect(runs).toBe(1);
+  });
+});
+
+describe('hasPromptText', () => {
+  const image = { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } };
+
+  it('finds no prompt in an image alone, though contentText shows a marker for it', () => {
+    expect(contentText([image])).toBe('[image_url]');
+    expect(hasPromptText([image])).toBe(false);
+    expect(hasPromptText([image, { type: 'text', text: ' \n ' }])).toBe(false);
+    expect(hasPromptText([{ type: 'input_image' }])).toBe(false);
+    expect(hasPromptText('   ')).toBe(false);
+    expect(hasPromptText(null)).toBe(false);
+    expect(hasPromptText(undefined)).toBe(false);
+  });
+
+  it('finds the prompt in a string or in any text part beside an image', () => {
+    expect(hasPromptText('hi')).toBe(true);
+    expect(hasPromptText([image, { type: 'text', text: 'what is this?' }])).toBe(true);
+    expect(hasPromptText([{ type: 'input_text', text: 'hi' }])).toBe(true);
   });
 });

@@ -23,20 +23,33 @@ export const API_SESSION_SOURCE = 'api_server';
 const ContentPartSchema = v.looseObject({ type: v.string(), text: v.optional(v.string()) });
 export const MessageContentSchema = v.union([v.string(), v.null(), v.array(ContentPartSchema)]);
 
-/** The text of a content value: strings as-is, text parts joined, other parts as `[<type>]`. */
-export function contentText(
-  content: v.InferOutput<typeof MessageContentSchema> | undefined,
-): string {
+type MessageContent = v.InferOutput<typeof MessageContentSchema> | undefined;
+
+function isTextPart(part: v.InferOutput<typeof ContentPartSchema>): boolean {
+  return part.type === 'text' || part.type === 'input_text' || part.type === 'output_text';
+}
+
+/**
+ * The text of a content value: strings as-is, text parts joined, other parts (images, files —
+ * never sent to the model) as a `[<type>]` marker, so the model knows something was attached.
+ */
+export function contentText(content: MessageContent): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part) =>
-      part.type === 'text' || part.type === 'input_text' || part.type === 'output_text'
-        ? (part.text ?? '')
-        : `[${part.type}]`,
-    )
+    .map((part) => (isTextPart(part) ? (part.text ?? '') : `[${part.type}]`))
     .filter((text) => text !== '')
     .join('\n');
+}
+
+/**
+ * Whether a content value holds text that is not blank — what a prompt needs: the markers of
+ * `contentText` alone (an image-only message) would send the model nothing but `[image_url]`.
+ */
+export function hasPromptText(content: MessageContent): boolean {
+  if (typeof content === 'string') return content.trim() !== '';
+  if (!Array.isArray(content)) return false;
+  return content.some((part) => isTextPart(part) && (part.text ?? '').trim() !== '');
 }
 
 /** A prior turn of a client-sent conversation, ready to be stored as history. */

@@ -8,6 +8,7 @@ import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
   type HistoryMessage,
+  hasPromptText,
   MessageContentSchema,
   newApiConversation,
   resolveApiSession,
@@ -63,12 +64,12 @@ type ChatMessage = v.InferOutput<typeof ChatMessageSchema>;
 /** Splits a client conversation: system text (sent for this turn only), history, the prompt. */
 export function splitConversation(messages: readonly ChatMessage[]) {
   const last = messages[messages.length - 1];
-  const prompt = last && last.role === 'user' ? contentText(last.content).trim() : '';
-  if (last?.role !== 'user' || prompt === '') {
+  if (last?.role !== 'user' || !hasPromptText(last.content)) {
     throw new HttpError({
       status: 400,
       code: 'invalid_request',
-      message: 'The last message must be a user message with text',
+      message:
+        'The last message must be a user message with text (images are not sent to the model)',
       param: 'messages',
     });
   }

@@ -14,6 +14,7 @@ import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
   type HistoryMessage,
+  hasPromptText,
   MessageContentSchema,
   newApiConversation,
   resolveApiSession,
@@ -59,12 +60,12 @@ function splitInput(request: ResponseRequest) {
   if (typeof request.input === 'string') return { prompt: request.input, system, history: [] };
   const items = request.input.filter((item) => item.type === undefined || item.type === 'message');
   const last = items[items.length - 1];
-  const prompt = last?.role === 'user' ? contentText(last.content).trim() : '';
-  if (!last || prompt === '') {
+  if (last?.role !== 'user' || !hasPromptText(last.content)) {
     throw new HttpError({
       status: 400,
       code: 'invalid_request',
-      message: 'The last input item must be a user message with text',
+      message:
+        'The last input item must be a user message with text (images are not sent to the model)',
       param: 'input',
     });
   }

@@ -10,6 +10,7 @@ import {
 } from '@hermes/review-engine';
 import { MESSAGES_MAX_LIMIT, type MessageRecord } from '@hermes/session-store';
 import type { ActiveTurns } from './active-turns.js';
+import { turnPlace } from './conversation-busy.js';
 
 /** A chat message that named a slash command: answered here, never sent to the model. */
 export interface SlashReply {
@@ -25,6 +26,33 @@ export type RailFactory = (input: {
 
 /** Commands the API server answers; the rest of the registry is refused with a clear note. */
 const HANDLED = ['help', 'review', 'stop', 'title', 'status', 'usage', 'version'] as const;
+
+/**
+ * A command whose busy policy is `reject`, sent while the conversation's turn runs (here or in
+ * another process) — for `/review` the engine's own text.
+ */
+export function agentRunningMessage(name: string): string {
+  return name === 'review'
+    ? REVIEW_AGENT_RUNNING_MESSAGE
+    : `Agent is running — wait for the turn to finish, then /${name}.`;
+}
+
+function notAvailable(name: string): SlashReply {
+  return {
+    command: name,
+    text: `/${name} is not available on the API server. Send /help for the commands available here.`,
+  };
+}
+
+/** What a chat message names: a registered command or an unknown `/name`. */
+export type ParsedSlash =
+  | {
+      readonly kind: 'command';
+      readonly command: CommandDef;
+      readonly name: string;
+      readonly args: string;
+    }
+  | { readonly kind: 'unknown'; readonly name: string; readonly args: string };
 
 export const REVIEW_UNAVAILABLE_MESSAGE =
   'Review unavailable: this gateway has no delegation rail to run a reviewer on.';
@@ -75,13 +103,16 @@ export class SlashCommands {
   }
 
   /** The command a message names, or `undefined` for ordinary text (which goes to the model). */
-  parse(
-    message: string,
-  ): { command: CommandDef | undefined; name: string; args: string } | undefined {
+  parse(message: string): ParsedSlash | undefined {
     const input = parseSlashInput(message);
     if (input.kind === 'command')
-      return { command: input.command, name: input.command.name, args: input.args };
-    if (input.kind === 'unknown') return { command: undefined, name: input.name, args: input.args };
+      return {
+        kind: 'command',
+        command: input.command,
+        name: input.command.name,
+        args: input.args,
+      };
+    if (input.kind === 'unknown') return { kind: 'unknown', name: input.name, args: input.args };
     return undefined;
   }
 
@@ -93,16 +124,28 @@ export class SlashCommands {
   }): Promise<SlashReply | undefined> {
     const parsed = this.parse(input.message);
     if (!parsed) return undefined;
-    const { command, name, args } = parsed;
-    if (!command) {
+    if (parsed.kind === 'unknown') {
       return {
-        command: name,
-        text: `Unknown command: /${name}. Send /help for the commands available here.`,
+        command: parsed.name,
+        text: `Unknown command: /${parsed.name}. Send /help for the commands available here.`,
       };
+    }
+    const { command, args } = parsed;
+    if (!(HANDLED as readonly string[]).includes(command.name)) {
+      return notAvailable(command.name);
     }
     const store = await input.runtime.store();
     const session = store.getSession(input.sessionId);
     const conversationId = session?.lineageRootId ?? input.sessionId;
+    const place = turnPlace({
+      turns: this.#turns,
+      profile: input.runtime.name,
+      store,
+      sessionId: input.sessionId,
+    });
+    // Nothing to review while the agent answers, whichever process runs the turn.
+    if (place !== 'idle' && command.name === 'review')
+      return { command: command.name, text: agentRunningMessage(command.name) };
     switch (command.name) {
       case 'help':
         return {
@@ -117,7 +160,12 @@ export class SlashCommands {
         const count = this.#turns.interrupt(input.runtime.name, conversationId, 'stopped by /stop');
         return {
           command: 'stop',
-          text: count > 0 ? 'Stopping the running turn.' : 'Nothing is running in this session.',
+          text:
+            count > 0
+              ? 'Stopping the running turn.'
+              : place === 'elsewhere'
+                ? 'The running turn belongs to another process (the terminal chat or another gateway); stop it there.'
+                : 'Nothing is running in this session.',
         };
       }
       case 'title': {
@@ -140,7 +188,6 @@ export class SlashCommands {
       case 'status':
       case 'usage': {
         if (!session) return { command: command.name, text: 'No session.' };
-        const running = this.#turns.isRunning(input.runtime.name, conversationId);
         return {
           command: command.name,
           text: [
@@ -148,7 +195,11 @@ export class SlashCommands {
             `Profile: ${input.runtime.name}; model: ${session.model ?? 'not recorded yet'}`,
             `Messages: ${session.messageCount}; tool calls: ${session.toolCallCount}; model calls: ${session.apiCallCount}`,
             `Tokens: ${session.inputTokens} in, ${session.outputTokens} out`,
-            running ? 'A turn is running.' : 'Idle.',
+            place === 'idle'
+              ? 'Idle.'
+              : place === 'here'
+                ? 'A turn is running.'
+                : 'A turn is running in another process.',
           ].join('\n'),
         };
       }
@@ -158,10 +209,7 @@ export class SlashCommands {
           text: await this.#review(input.runtime, input.sessionId, args),
         };
       default:
-        return {
-          command: command.name,
-          text: `/${command.name} is not available on the API server. Send /help for the commands available here.`,
-        };
+        return notAvailable(command.name);
     }
   }
 
@@ -169,8 +217,6 @@ export class SlashCommands {
     const store = await runtime.store();
     const session = store.getSession(sessionId);
     if (!session) return REVIEW_NOTHING_YET_MESSAGE;
-    if (this.#turns.isRunning(runtime.name, session.lineageRootId))
-      return REVIEW_AGENT_RUNNING_MESSAGE;
     const tip = store.getCompressionTip(sessionId);
     // The stored transcript is the snapshot source: a session not in memory is rehydrated here.
     const rows: MessageRecord[] = [];

@@ -15,6 +15,7 @@ import {
 } from '@hermes/session-store';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
+import { turnPlace } from '../../runtime/conversation-busy.js';
 import { readCappedText, readJsonBody } from '../body.js';
 import { HttpError, httpErrors } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
@@ -396,8 +397,15 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
   app.delete('/api/sessions/:id', async (context) => {
     const store = await storeOf(context);
     const id = context.req.param('id');
-    const session = requireSessionRow(store, id);
-    if (deps.turns.isRunning(context.get('runtime').name, session.lineageRootId)) {
+    requireSessionRow(store, id);
+    if (
+      turnPlace({
+        turns: deps.turns,
+        profile: context.get('runtime').name,
+        store,
+        sessionId: id,
+      }) !== 'idle'
+    ) {
       throw new HttpError({
         status: 409,
         code: 'session_busy',
@@ -472,7 +480,14 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     const parent = requireSessionRow(store, id);
     const tip = store.getCompressionTip(id);
     const tipRow = requireSessionRow(store, tip);
-    if (deps.turns.isRunning(context.get('runtime').name, parent.lineageRootId)) {
+    if (
+      turnPlace({
+        turns: deps.turns,
+        profile: context.get('runtime').name,
+        store,
+        sessionId: parent.id,
+      }) !== 'idle'
+    ) {
       throw new HttpError({
         status: 409,
         code: 'session_busy',

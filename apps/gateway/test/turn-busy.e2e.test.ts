@@ -30,7 +30,7 @@ async function titleOf(gateway: StartedGateway, id: string) {
 }
 
 describe('a turn running in another process', () => {
-  it('refuses delete, fork and /review and shows in /status and /stop while another process holds the turn; a dead holder blocks nothing', async () => {
+  it('refuses delete, fork, /review and /title and shows in /status and /stop while another process holds the turn; a dead holder blocks nothing', async () => {
     const { model, gateway } = await configuredGateway([]);
     const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
       method: 'POST',
@@ -62,6 +62,10 @@ describe('a turn running in another process', () => {
     expect((await say(gateway, id, '/review')).body.message.content).toBe(
       'Agent is running — wait for the turn to finish, then /review.',
     );
+    expect((await say(gateway, id, '/title Renamed mid-turn')).body.message.content).toBe(
+      'Agent is running — wait for the turn to finish, then /title.',
+    );
+    expect(await titleOf(gateway, id)).toBe('Original');
     expect((await say(gateway, id, '/status')).body.message.content).toContain(
       'A turn is running in another process.',
     );
@@ -85,5 +89,26 @@ describe('a turn running in another process', () => {
     expect(gone.status).toBe(200);
     expect(gone.body.deleted).toBe(true);
     expect(model.modelRequests).toHaveLength(0);
+  });
+
+  it('refuses /title while this gateway runs the session’s turn but still answers /status', async () => {
+    const { model, gateway } = await configuredGateway([{ text: 'slow answer', delayMs: 1500 }]);
+    const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: { title: 'Before' },
+    });
+    const id = made.body.session.id;
+    const first = say(gateway, id, 'take your time');
+    while (model.modelRequests.length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await say(gateway, id, '/title During')).body.message.content).toBe(
+      'Agent is running — wait for the turn to finish, then /title.',
+    );
+    expect((await say(gateway, id, '/status')).body.message.content).toContain(
+      'A turn is running.',
+    );
+    expect((await first).status).toBe(200);
+    expect(await titleOf(gateway, id)).toBe('Before');
+    expect((await say(gateway, id, '/title After')).body.message.content).toBe('Title set: After');
   });
 });

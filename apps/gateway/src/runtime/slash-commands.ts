@@ -143,8 +143,9 @@ export class SlashCommands {
       store,
       sessionId: input.sessionId,
     });
-    // Nothing to review while the agent answers, whichever process runs the turn.
-    if (place !== 'idle' && command.name === 'review')
+    // The registry's busy policy, as every surface applies it: `reject` commands wait for the
+    // answer to end, whichever process runs it.
+    if (place !== 'idle' && command.busyPolicy === 'reject')
       return { command: command.name, text: agentRunningMessage(command.name) };
     switch (command.name) {
       case 'help':

@@ -27,6 +27,9 @@ export type RailFactory = (input: {
 /** Commands the API server answers; the rest of the registry is refused with a clear note. */
 const HANDLED = ['help', 'review', 'stop', 'title', 'status', 'usage', 'version'] as const;
 
+/** The answer to a bare `/` (an empty command). */
+export const EMPTY_COMMAND_MESSAGE = 'Empty command. Send /help for the commands available here.';
+
 /**
  * A command whose busy policy is `reject`, sent while the conversation's turn runs (here or in
  * another process) — for `/review` the engine's own text.
@@ -44,7 +47,7 @@ function notAvailable(name: string): SlashReply {
   };
 }
 
-/** What a chat message names: a registered command or an unknown `/name`. */
+/** What a chat message names: a registered command, an unknown `/name`, or a bare `/`. */
 export type ParsedSlash =
   | {
       readonly kind: 'command';
@@ -52,7 +55,8 @@ export type ParsedSlash =
       readonly name: string;
       readonly args: string;
     }
-  | { readonly kind: 'unknown'; readonly name: string; readonly args: string };
+  | { readonly kind: 'unknown'; readonly name: string; readonly args: string }
+  | { readonly kind: 'empty' };
 
 export const REVIEW_UNAVAILABLE_MESSAGE =
   'Review unavailable: this gateway has no delegation rail to run a reviewer on.';
@@ -113,6 +117,7 @@ export class SlashCommands {
         args: input.args,
       };
     if (input.kind === 'unknown') return { kind: 'unknown', name: input.name, args: input.args };
+    if (input.kind === 'empty') return { kind: 'empty' };
     return undefined;
   }
 
@@ -124,6 +129,7 @@ export class SlashCommands {
   }): Promise<SlashReply | undefined> {
     const parsed = this.parse(input.message);
     if (!parsed) return undefined;
+    if (parsed.kind === 'empty') return { command: '', text: EMPTY_COMMAND_MESSAGE };
     if (parsed.kind === 'unknown') {
       return {
         command: parsed.name,

@@ -126,9 +126,18 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
   });
   const started = performance.now();
   const readTranscript = request.transcript ?? true;
-  // Rows of this turn: the first assistant row's id marks where the turn's rows begin in each
-  // session it writes to (a compression mid-turn moves it to the child).
-  let firstRowId: number | undefined;
+  // Rows of this turn: those after the session's newest row before the turn (its own user row is
+  // dropped by the projection). Marked by position, not by `message.completed`: an interrupted
+  // reply is stored without that event. A compression mid-turn moves the mark to the child's
+  // newest row (its copied history is not this turn's).
+  // The agent runs the turn at the compression tip of the id it is given.
+  const turnSessionId =
+    newSession || !readTranscript ? request.sessionId : store.getCompressionTip(request.sessionId);
+  let since: { sessionId: string; afterId: number } = {
+    sessionId: turnSessionId,
+    afterId:
+      newSession || !readTranscript ? 0 : store.getTranscriptMark(turnSessionId).lastMessageId,
+  };
   const collected: MessageRecord[] = [];
   let model = '';
   let provider = '';
@@ -138,12 +147,12 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
       provider = event.provider;
     } else if (!readTranscript) {
       // Nothing to collect.
-    } else if (event.type === 'message.completed' && firstRowId === undefined) {
-      firstRowId = event.messageId;
     } else if (event.type === 'session.compressed') {
-      if (firstRowId !== undefined)
-        collected.push(...rowsAfter(store, event.fromSessionId, firstRowId - 1));
-      firstRowId = undefined;
+      collected.push(...rowsAfter(store, event.fromSessionId, since.afterId));
+      since = {
+        sessionId: event.toSessionId,
+        afterId: store.getTranscriptMark(event.toSessionId).lastMessageId,
+      };
     }
     request.onEvent?.(event);
   };
@@ -171,8 +180,8 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
           }),
       ),
     );
-    if (firstRowId !== undefined)
-      collected.push(...rowsAfter(store, result.sessionId, firstRowId - 1));
+    if (readTranscript && since.sessionId === result.sessionId)
+      collected.push(...rowsAfter(store, result.sessionId, since.afterId));
     request.logger?.info(
       {
         profile: runtime.name,

@@ -122,8 +122,12 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
           session_id: result.sessionId,
           message_id: outcome.messageId,
           status,
-          final_response: result.finalResponse,
-          ...(result.error ? { error: result.error } : {}),
+          // The chat stream's names: the answer on completion, what was said when cancelled.
+          ...(status === 'completed'
+            ? { final_response: result.finalResponse, exit_reason: result.exitReason }
+            : {}),
+          ...(status === 'cancelled' ? { partial_response: result.finalResponse } : {}),
+          ...(status === 'failed' ? { error: result.error } : {}),
           messages: outcome.messages,
           usage: run.usage,
         });

@@ -14,6 +14,7 @@ interface CancelledEvent {
   partial_response?: string;
   final_response?: string;
   messages: { id: number; role: string; content: string; finish_reason?: string | null }[];
+  usage: { api_calls: number };
 }
 
 /** A reply slow enough to stop mid-stream: 300 characters, 2 every 40 ms. */
@@ -61,6 +62,8 @@ function expectCarriesTheInterruptedRow(
   expect(cancelled.partial_response?.length).toBeGreaterThan(0);
   expect(cancelled.partial_response?.length).toBeLessThan(300);
   expect(cancelled).not.toHaveProperty('final_response');
+  // The stopped model call was made: it counts.
+  expect(cancelled.usage.api_calls).toBe(1);
 }
 
 describe('a cancelled turn', () => {

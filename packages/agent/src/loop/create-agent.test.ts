@@ -385,6 +385,9 @@ describe('runTurn: interrupts', () => {
       type: 'run.interrupted',
       partialResponse: result.finalResponse,
     });
+    // The stopped call was made: it counts, in the result and in the session's counters.
+    expect(result.usage.apiCalls).toBe(1);
+    expect(fixture.store.getSession(session.id)?.apiCallCount).toBe(1);
     const stored = fixture.store.getMessages(session.id);
     expect(stored.at(-1)).toMatchObject({
       role: 'assistant',

@@ -727,6 +727,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
             });
         } catch (error) {
           if (AgentError.isInstance(error) && error.code === 'interrupted') {
+            // The stopped call was made (and may be billed): it counts, with any usage it sent.
+            addUsage(usage, { ...turn.usage, apiCalls: 1 });
             partial = turn.content;
             if (partial !== '' || turn.reasoning !== '')
               await storeLast([

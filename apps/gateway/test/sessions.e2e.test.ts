@@ -174,6 +174,46 @@ describe('sessions API', () => {
     expect(store.getSession(session.id)?.archived).toBe(1);
   });
 
+  it('asks for confirm_cascade before deleting a compressed conversation, then deletes every session of it with its messages', async () => {
+    const gateway = await startGateway();
+    const { session } = (await create(gateway, { title: 'Long chat' })).body;
+    const other = (await create(gateway, { title: 'Another chat' })).body.session;
+    const store = await openStore(gateway);
+    await store.appendMessage(session.id, { role: 'user', content: 'hello' });
+    const child = await store.publishCompressionChild({ parentId: session.id, summary: 'summary' });
+    await store.appendMessage(child, { role: 'user', content: 'and later' });
+    const lineage = [session.id, child].sort();
+
+    const refused = await gateway.json<{
+      error: { code: string; affected_sessions: { id: string }[] };
+    }>(`/api/sessions/${child}`, { method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('delete_cascade_requires_confirmation');
+    expect(refused.body.error.affected_sessions.map((row) => row.id).sort()).toEqual(lineage);
+    expect(store.getSession(session.id)).toBeDefined();
+    expect(store.getSession(child)).toBeDefined();
+    expect(
+      (await gateway.json(`/api/sessions/${child}?confirm_cascade=maybe`, { method: 'DELETE' }))
+        .status,
+    ).toBe(400);
+
+    const confirmed = await gateway.json<{ deleted: boolean; deleted_sessions: string[] }>(
+      `/api/sessions/${child}?confirm_cascade=true`,
+      { method: 'DELETE' },
+    );
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.deleted).toBe(true);
+    expect([...confirmed.body.deleted_sessions].sort()).toEqual(lineage);
+    for (const id of lineage) expect((await gateway.json(`/api/sessions/${id}`)).status).toBe(404);
+    const listed = await gateway.json<ListBody>('/api/sessions');
+    expect(listed.body.data.map((row) => row.id)).toEqual([other.id]);
+    const raw = new Database(path.join(gateway.home, 'state.db'), { readonly: true });
+    onTestFinished(() => {
+      raw.close();
+    });
+    expect(raw.prepare('SELECT count(*) FROM messages').pluck().get()).toBe(0);
+  });
+
   it('resurrects a reaped Bot Chat on a title lookup but leaves a deliberate archive alone', async () => {
     const gateway = await startGateway();
     const bot = (await create(gateway, { title: 'Bot Chat', hidden: true })).body.session;
@@ -370,6 +410,7 @@ describe('sessions API', () => {
       object: 'hermes.session.deleted',
       id: session.id,
       deleted: true,
+      deleted_sessions: [session.id],
     });
     expect((await gateway.json(`/api/sessions/${session.id}`, { method: 'DELETE' })).status).toBe(
       404,

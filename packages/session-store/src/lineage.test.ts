@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openTestStore } from '../test/helpers.js';
 import { BOT_CHAT_TITLE, END_REASON, ERROR_MESSAGES, RECOVERABLE_END_REASONS } from './index.js';
@@ -102,6 +103,35 @@ describe('compression', () => {
     expect(store.getCompressionTip('a')).toBe(c);
     expect(store.getCompressionTip('b')).toBe(c);
     expect(store.getLineageIds('c')).toEqual(['a', 'b', 'c']);
+  });
+
+  it('deletes a whole lineage with its messages in one step and keeps what branched off it', async () => {
+    const { store, databasePath } = await openTestStore();
+    await store.createSession({ id: 'a', source: 'cli' });
+    await store.appendMessage('a', { role: 'user', content: 'first words' });
+    const b = await store.publishCompressionChild({ parentId: 'a', summary: 'one', childId: 'b' });
+    await store.createSession({
+      id: 'side',
+      source: 'cli',
+      parentSessionId: b,
+      parentEdge: 'branch',
+    });
+    const c = await store.publishCompressionChild({ parentId: b, summary: 'two', childId: 'c' });
+    await store.appendMessage(c, { role: 'user', content: 'latest words' });
+    await store.createSession({ id: 'other', source: 'cli' });
+
+    expect(await store.deleteLineage('b')).toEqual(['a', 'b', 'c']);
+    for (const id of ['a', 'b', 'c']) expect(store.getSession(id)).toBeUndefined();
+    const raw = new Database(databasePath, { readonly: true });
+    const left = raw
+      .prepare("SELECT count(*) FROM messages WHERE session_id IN ('a', 'b', 'c')")
+      .pluck()
+      .get();
+    raw.close();
+    expect(left).toBe(0);
+    expect(store.getSession('side')).toMatchObject({ parentSessionId: null });
+    expect(store.getSession('other')).toBeDefined();
+    expect(await store.deleteLineage('a')).toEqual([]);
   });
 
   it('where a segment has several compression children, follows the compressed one, then a live one, then the freshest', async () => {

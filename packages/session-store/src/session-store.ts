@@ -292,6 +292,21 @@ export class SessionStore {
     });
   }
 
+  /**
+   * Deletes every session of `id`'s compression lineage (the whole conversation) with their
+   * messages, in one transaction; returns the ids deleted (`[]` for an unknown id). Sessions
+   * branched off it are kept and lose their parent, as with `deleteSession`.
+   */
+  deleteLineage(id: string): Promise<string[]> {
+    return this.#write((context) => {
+      this.#transcriptResets += 1;
+      const ids = getLineageIds(context, id);
+      // Newest first, so a compression child goes before its parent and is never re-rooted.
+      for (const sessionId of [...ids].reverse()) deleteSession(context, sessionId);
+      return ids;
+    });
+  }
+
   /** How many times a session of this messaging peer has been ended (a fence for stale writers). */
   getConversationGeneration(source: string, sessionKey: string): number {
     return this.#read((context) => getConversationGeneration(context, source, sessionKey));

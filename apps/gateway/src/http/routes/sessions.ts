@@ -49,6 +49,14 @@ function queryBoolean(context: Context, name: string): boolean {
   });
 }
 
+/** The sessions a lineage-wide change touches, as a 409 asking for `confirm_cascade` lists them. */
+function affectedSessions(store: SessionStore, lineage: readonly string[]) {
+  return lineage.map((sessionId) => {
+    const row = store.getSession(sessionId);
+    return { id: sessionId, title: row?.title ?? null, ended_at: row?.endedAt ?? null };
+  });
+}
+
 function queryInteger(
   context: Context,
   name: string,
@@ -363,12 +371,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
           status: 409,
           code: 'archive_cascade_requires_confirmation',
           message: `Archiving this session archives its whole lineage (${lineage.length} sessions); send "confirm_cascade": true to proceed`,
-          details: {
-            affected_sessions: lineage.map((sessionId) => {
-              const row = store.getSession(sessionId);
-              return { id: sessionId, title: row?.title ?? null, ended_at: row?.endedAt ?? null };
-            }),
-          },
+          details: { affected_sessions: affectedSessions(store, lineage) },
         });
       }
     }
@@ -412,8 +415,28 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
         message: `Session ${id} is running a turn; stop it before deleting the session`,
       });
     }
+    // A compressed conversation is one unit (as archiving it is): deleting one of its sessions
+    // alone would leave the rest listed under another id, untitled.
+    const lineage = store.getLineageIds(id);
+    if (lineage.length > 1) {
+      if (!queryBoolean(context, 'confirm_cascade')) {
+        throw new HttpError({
+          status: 409,
+          code: 'delete_cascade_requires_confirmation',
+          message: `Deleting this session deletes its whole lineage (${lineage.length} sessions); send ?confirm_cascade=true to proceed`,
+          details: { affected_sessions: affectedSessions(store, lineage) },
+        });
+      }
+      const deletedSessions = await store.deleteLineage(id);
+      return context.json({
+        object: 'hermes.session.deleted',
+        id,
+        deleted: deletedSessions.length > 0,
+        deleted_sessions: deletedSessions,
+      });
+    }
     const deleted = await store.deleteSession(id);
-    return context.json({ object: 'hermes.session.deleted', id, deleted });
+    return context.json({ object: 'hermes.session.deleted', id, deleted, deleted_sessions: [id] });
   });
 
   app.get('/api/sessions/:id/messages', async (context) => {

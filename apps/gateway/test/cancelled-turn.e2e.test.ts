@@ -1,12 +1,5 @@
-import { startModelServer, tempHome } from '@hermes/testkit';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import {
-  modelConfig,
-  readEvents,
-  type StartedGateway,
-  startGateway,
-  writeConfig,
-} from './gateway-process.js';
+import { describe, expect, it } from 'vitest';
+import { readEvents, type StartedGateway, startConfiguredGateway } from './gateway-process.js';
 
 interface CancelledEvent {
   status: string;
@@ -20,16 +13,8 @@ interface CancelledEvent {
 /** A reply slow enough to stop mid-stream: 300 characters, 2 every 40 ms. */
 const SLOW_REPLY = { text: 'z'.repeat(300), chunkSize: 2, chunkDelayMs: 40 };
 
-async function configuredGateway() {
-  const model = await startModelServer({ script: [SLOW_REPLY] });
-  onTestFinished(() => model.close());
-  const home = (await tempHome()).path;
-  await writeConfig(home, modelConfig(model.baseUrl));
-  const gateway = await startGateway({ home });
-  onTestFinished(async () => {
-    await gateway.process.stop();
-  });
-  return { model, gateway };
+function configuredGateway() {
+  return startConfiguredGateway([SLOW_REPLY]);
 }
 
 async function untilStreaming(model: { modelRequests: readonly unknown[] }) {

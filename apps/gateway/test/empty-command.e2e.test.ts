@@ -1,17 +1,9 @@
-import { startModelServer, tempHome } from '@hermes/testkit';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { modelConfig, readEvents, startGateway, writeConfig } from './gateway-process.js';
+import { describe, expect, it } from 'vitest';
+import { readEvents, startConfiguredGateway } from './gateway-process.js';
 
 describe('a bare slash', () => {
   it('answers a bare / as an empty command on the chat routes and never calls the model', async () => {
-    const model = await startModelServer({ script: [] });
-    onTestFinished(() => model.close());
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
-    onTestFinished(async () => {
-      await gateway.process.stop();
-    });
+    const { model, gateway } = await startConfiguredGateway([]);
     const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
       method: 'POST',
       json: {},

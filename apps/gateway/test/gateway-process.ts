@@ -1,7 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type SpawnedProcess, spawnProcess, tempHome } from '@hermes/testkit';
+import {
+  type ScriptedTurn,
+  type SpawnedProcess,
+  spawnProcess,
+  startModelServer,
+  tempHome,
+} from '@hermes/testkit';
+import { onTestFinished } from 'vitest';
 
 export const GATEWAY_BIN = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -105,4 +112,20 @@ export async function readEvents(response: Response): Promise<{ event: string; d
     events.push({ event, data: data.join('\n') });
   }
   return events;
+}
+
+/**
+ * A gateway on a fresh home whose model is a testkit server playing `script`; both stop when
+ * the test finishes.
+ */
+export async function startConfiguredGateway(script: ScriptedTurn[]) {
+  const model = await startModelServer({ script });
+  onTestFinished(() => model.close());
+  const home = (await tempHome()).path;
+  await writeConfig(home, modelConfig(model.baseUrl));
+  const gateway = await startGateway({ home });
+  onTestFinished(async () => {
+    await gateway.process.stop();
+  });
+  return { model, gateway };
 }

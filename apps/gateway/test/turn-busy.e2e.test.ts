@@ -1,23 +1,10 @@
-import { type ScriptedTurn, startModelServer, tempHome } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { modelConfig, type StartedGateway, startGateway, writeConfig } from './gateway-process.js';
+import { type StartedGateway, startConfiguredGateway } from './gateway-process.js';
 import { holdTurnInAnotherProcess } from './turn-holder.js';
 
 interface ChatBody {
   message: { content: string };
   error?: { code: string };
-}
-
-async function configuredGateway(script: ScriptedTurn[]) {
-  const model = await startModelServer({ script });
-  onTestFinished(() => model.close());
-  const home = (await tempHome()).path;
-  await writeConfig(home, modelConfig(model.baseUrl));
-  const gateway = await startGateway({ home });
-  onTestFinished(async () => {
-    await gateway.process.stop();
-  });
-  return { model, gateway };
 }
 
 async function say(gateway: StartedGateway, id: string, message: string) {
@@ -31,7 +18,7 @@ async function titleOf(gateway: StartedGateway, id: string) {
 
 describe('a turn running in another process', () => {
   it('refuses delete, fork, /review and /title and shows in /status and /stop while another process holds the turn; a dead holder blocks nothing', async () => {
-    const { model, gateway } = await configuredGateway([]);
+    const { model, gateway } = await startConfiguredGateway([]);
     const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
       method: 'POST',
       json: { title: 'Original' },
@@ -92,7 +79,9 @@ describe('a turn running in another process', () => {
   });
 
   it('refuses /title while this gateway runs the session’s turn but still answers /status', async () => {
-    const { model, gateway } = await configuredGateway([{ text: 'slow answer', delayMs: 1500 }]);
+    const { model, gateway } = await startConfiguredGateway([
+      { text: 'slow answer', delayMs: 1500 },
+    ]);
     const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
       method: 'POST',
       json: { title: 'Before' },

@@ -1,5 +1,5 @@
 import type { ProfileRuntime } from '@hermes/agent';
-import { type CommandDef, gatewayHelpLines, parseSlashInput } from '@hermes/commands';
+import { gatewayHelpLines, parseSlashInput, type SlashInput } from '@hermes/commands';
 import {
   type DelegationRail,
   describeReviewError,
@@ -48,15 +48,7 @@ function notAvailable(name: string): SlashReply {
 }
 
 /** What a chat message names: a registered command, an unknown `/name`, or a bare `/`. */
-export type ParsedSlash =
-  | {
-      readonly kind: 'command';
-      readonly command: CommandDef;
-      readonly name: string;
-      readonly args: string;
-    }
-  | { readonly kind: 'unknown'; readonly name: string; readonly args: string }
-  | { readonly kind: 'empty' };
+export type ParsedSlash = Exclude<SlashInput, { readonly kind: 'not_command' }>;
 
 export const REVIEW_UNAVAILABLE_MESSAGE =
   'Review unavailable: this gateway has no delegation rail to run a reviewer on.';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Agent } from '../loop/agent-types.js';
 import { loadContextFiles } from '../prompt/system-prompt.js';
-import { expandToolsets, resolveToolsetNames, TOOLSETS } from '../tools/toolsets.js';
+import { expandToolsets, resolveToolsetNames, toolsetNamed } from '../tools/toolsets.js';
 import {
   DELEGATE_BLOCKED_TOOLS,
   DELEGATE_TASK_TOOL_NAME,
@@ -64,7 +64,7 @@ export function childToolsets(
       : DELEGATE_BLOCKED_TOOLS,
   );
   const wholeBlocked = (name: string) => {
-    const toolset = TOOLSETS[name];
+    const toolset = toolsetNamed(name);
     return toolset?.tools.every((tool) => blocked.has(tool)) ?? false;
   };
   selected = selected.filter((name) => !blocked.has(name) && !wholeBlocked(name));

@@ -18,6 +18,19 @@ describe('toolsets', () => {
       expect(resolveToolNames(config, platform, registry)).toEqual(all);
   });
 
+  it('takes an object property name in a toolset list for a tool name, not a toolset', () => {
+    const config = resolveConfig({
+      platform_toolsets: { api_server: ['constructor', 'toString', '__proto__', 'file'] },
+    });
+    expect(resolveToolNames(config, 'api_server', registry)).toEqual(
+      resolveToolNames(
+        resolveConfig({ platform_toolsets: { api_server: ['file'] } }),
+        'api_server',
+        registry,
+      ),
+    );
+  });
+
   it('honours toolsets for the CLI, platform_toolsets per platform, and disabled_toolsets last', () => {
     const config = resolveConfig({
       toolsets: ['file'],

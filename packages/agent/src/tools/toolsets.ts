@@ -56,6 +56,11 @@ export function defaultToolsetFor(platform: string): string {
   return `hermes-${platform.replaceAll('_', '-')}`;
 }
 
+/** The table's toolset of that name — own keys only, so `constructor` or `__proto__` is none. */
+export function toolsetNamed(name: string): ToolsetDefinition | undefined {
+  return Object.hasOwn(TOOLSETS, name) ? TOOLSETS[name] : undefined;
+}
+
 function isComposite(name: string): boolean {
   return name.startsWith('hermes-');
 }
@@ -73,7 +78,7 @@ export function expandToolsets(names: readonly string[]): ExpandedToolsets {
   const tools = new Set<string>();
   for (const name of names) {
     if (isComposite(name)) for (const core of CORE_TOOLSETS) toolsets.add(core);
-    else if (TOOLSETS[name]) toolsets.add(name);
+    else if (toolsetNamed(name)) toolsets.add(name);
     else tools.add(name);
   }
   return { toolsets, tools };
@@ -87,7 +92,8 @@ export function selectsTool(
   // A name outside the table may be a custom toolset (a tool's own `toolset`).
   if (selection.tools.has(tool.name) || selection.tools.has(tool.toolset)) return true;
   if (selection.toolsets.has(tool.toolset)) return true;
-  for (const name of selection.toolsets) if (TOOLSETS[name]?.tools.includes(tool.name)) return true;
+  for (const name of selection.toolsets)
+    if (toolsetNamed(name)?.tools.includes(tool.name)) return true;
   return false;
 }
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openSessionStore } from '@hermes/session-store';
+import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import { startModelServer, tempHome } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { modelConfig, startGateway, writeConfig } from './gateway-process.js';
@@ -11,6 +11,22 @@ type Probe = {
   json?: unknown;
   headers?: Record<string, string>;
 };
+
+/** The profile's store, opened beside the gateway and closed when the test finishes. */
+async function openStore(home: string): Promise<SessionStore> {
+  const store = await openSessionStore({ path: path.join(home, 'state.db') });
+  onTestFinished(() => store.close());
+  return store;
+}
+
+/** Every stored session, hidden, archived and children included. */
+function everySession(store: SessionStore) {
+  return store.listSessionsRich({
+    includeHidden: true,
+    includeArchived: true,
+    includeChildren: true,
+  });
+}
 
 describe('bad input on every route', () => {
   it('answers 4xx in the OpenAI shape, never 500, and changes nothing', async () => {
@@ -156,13 +172,8 @@ describe('bad input on every route', () => {
     }
 
     expect(model.modelRequests).toHaveLength(0);
-    const store = await openSessionStore({ path: path.join(home, 'state.db') });
-    onTestFinished(() => store.close());
-    const sessions = store.listSessionsRich({
-      includeHidden: true,
-      includeArchived: true,
-      includeChildren: true,
-    });
+    const store = await openStore(home);
+    const sessions = everySession(store);
     expect(sessions.sessions.map((session) => session.id)).toEqual([id]);
     expect(store.getSession(id)).toMatchObject({
       title: 'keep',
@@ -264,13 +275,7 @@ describe('malformed fields the schema alone let through', () => {
       });
     }
     expect(model.modelRequests).toHaveLength(0);
-    const store = await openSessionStore({ path: path.join(home, 'state.db') });
-    onTestFinished(() => store.close());
-    const sessions = store.listSessionsRich({
-      includeHidden: true,
-      includeArchived: true,
-      includeChildren: true,
-    });
+    const sessions = everySession(await openStore(home));
     expect(sessions.sessions).toEqual([]);
   });
 });

@@ -1,10 +1,16 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_STORED_RESPONSES } from '@hermes/session-store';
-import { startModelServer, tempHome } from '@hermes/testkit';
+import { type ModelServer, startModelServer, tempHome } from '@hermes/testkit';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { modelConfig, readEvents, startGateway, writeConfig } from './gateway-process.js';
+import {
+  modelConfig,
+  readEvents,
+  type StartedGateway,
+  startGateway,
+  writeConfig,
+} from './gateway-process.js';
 
 const API_KEY = 'gw-chat-api-key-abcdef0123';
 const MODEL_KEY = 'sk-test-model-key-0123456789';
@@ -20,6 +26,23 @@ async function configuredHome(baseUrl: string, extra = '') {
 
 function messagesOf(request: { body: unknown }) {
   return (request.body as { messages: { role: string; content: unknown }[] }).messages;
+}
+
+/** A new session whose first chat (`one`) is with the model: its turn runs until `first` settles. */
+async function startSlowTurn(gateway: StartedGateway, model: ModelServer) {
+  const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+    method: 'POST',
+    json: {},
+    key: API_KEY,
+  });
+  const id = session.body.session.id;
+  const first = gateway.json(`/api/sessions/${id}/chat`, {
+    method: 'POST',
+    json: { message: 'one' },
+    key: API_KEY,
+  });
+  while (model.modelRequests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  return { id, first };
 }
 
 describe('chat without a model', () => {
@@ -396,19 +419,7 @@ describe('session chat', () => {
     const model = await startModelServer({ script: [{ text: 'slow', delayMs: 1500 }] });
     const { home } = await configuredHome(model.baseUrl);
     const gateway = await startGateway({ home });
-    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
-      method: 'POST',
-      json: {},
-      key: API_KEY,
-    });
-    const id = session.body.session.id;
-    const first = gateway.json(`/api/sessions/${id}/chat`, {
-      method: 'POST',
-      json: { message: 'one' },
-      key: API_KEY,
-    });
-    while (model.modelRequests.length === 0)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    const { id, first } = await startSlowTurn(gateway, model);
     const second = await gateway.json(`/api/sessions/${id}/chat`, {
       method: 'POST',
       json: { message: 'two' },
@@ -436,19 +447,7 @@ describe('session chat', () => {
     });
     const { home } = await configuredHome(model.baseUrl);
     const gateway = await startGateway({ home });
-    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
-      method: 'POST',
-      json: {},
-      key: API_KEY,
-    });
-    const id = session.body.session.id;
-    const first = gateway.json(`/api/sessions/${id}/chat`, {
-      method: 'POST',
-      json: { message: 'one' },
-      key: API_KEY,
-    });
-    while (model.modelRequests.length === 0)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    const { id, first } = await startSlowTurn(gateway, model);
     const busy = await gateway.json(`/api/sessions/${id}/chat`, {
       method: 'POST',
       json: { message: 'dropped?', wait: false },

@@ -1,10 +1,5 @@
 import path from 'node:path';
-import {
-  openSessionStore,
-  type SessionRecord,
-  type SessionStore,
-  sanitizeTitle,
-} from '@hermes/session-store';
+import { openSessionStore, type SessionRecord, type SessionStore } from '@hermes/session-store';
 import { CliError } from './errors.js';
 import { oneLine } from './output/format.js';
 
@@ -26,14 +21,6 @@ export async function withStore<T>(
   }
 }
 
-function couldBeTitle(reference: string): boolean {
-  try {
-    return sanitizeTitle(reference) !== null;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Finds the session a person named: an exact id, an exact title (hidden ones too), the newest of a
  * numbered title lineage (`Trip #2`), or a unique id prefix. Unknown → `session_not_found` (exit 1);
@@ -50,14 +37,10 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
   }
   const byId = store.getSession(wanted);
   if (byId) return byId;
-  // The title lookups clean the reference as a title and refuse one that is too long; a
-  // reference longer than any title simply names no title.
-  if (couldBeTitle(wanted)) {
-    const byTitle =
-      store.getSessionByTitle(wanted, { includeHidden: true }) ??
-      store.resolveSessionByTitle(wanted);
-    if (byTitle) return byTitle;
-  }
+  // A reference longer than any title names no title: both lookups answer nothing for it.
+  const byTitle =
+    store.getSessionByTitle(wanted, { includeHidden: true }) ?? store.resolveSessionByTitle(wanted);
+  if (byTitle) return byTitle;
   const page = store.listSessionsRich({
     idQuery: wanted,
     includeArchived: true,

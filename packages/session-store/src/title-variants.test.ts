@@ -22,4 +22,13 @@ describe('numbered title variants', () => {
     await store.createSession({ id: 'bot2', source: 'desktop', title: `${BOT_CHAT_TITLE} #2` });
     expect(store.resolveSessionByTitle(BOT_CHAT_TITLE)?.id).toBe('bot');
   });
+
+  it('finds nothing for a lookup longer than any title, as the exact lookup does', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'one', source: 'cli', title: 'Trip' });
+    const long = `Trip ${'x'.repeat(10_000)}`;
+    expect(store.resolveSessionByTitle(long)).toBeUndefined();
+    expect(store.getSessionByTitle(long)).toBeUndefined();
+    expect(store.resolveSessionByTitle('   ')).toBeUndefined();
+  });
 });

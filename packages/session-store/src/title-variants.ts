@@ -35,7 +35,12 @@ export function resolveSessionByTitle(
   context: StoreContext,
   title: string,
 ): SessionRecord | undefined {
-  const clean = sanitizeTitle(title);
+  let clean: string | null;
+  try {
+    clean = sanitizeTitle(title);
+  } catch {
+    return undefined; // Longer than any stored title: a lookup finds nothing, as getSessionByTitle.
+  }
   if (clean === null) return undefined;
   if (clean === BOT_CHAT_TITLE) return getSessionByTitle(context, clean, { includeHidden: true });
   const latest = numberedVariants(context, clean).sort(

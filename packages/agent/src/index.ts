@@ -268,4 +268,5 @@ export {
   TOOLSETS,
   type ToolsetDefinition,
   type ToolsetInfo,
+  toolsetNamed,
 } from './tools/toolsets.js';

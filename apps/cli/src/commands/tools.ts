@@ -6,6 +6,7 @@ import {
   resolveToolsetNames,
   TOOLSETS,
   type ToolsetInfo,
+  toolsetNamed,
 } from '@hermes/agent';
 import { loadConfig, setConfigValue } from '@hermes/config';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
@@ -111,8 +112,8 @@ export function toolsEdit(action: 'enable' | 'disable') {
   ): Promise<number> => {
     const platform = platformOf(options);
     const names = listArg(args, 0).map((name) => name.trim().toLowerCase());
-    // Own keys only: `constructor` or `toString` is on every object but is no toolset.
-    const unknown = names.filter((name) => !Object.hasOwn(TOOLSETS, name));
+    // `constructor` or `toString` is on every object but is no toolset.
+    const unknown = names.filter((name) => !toolsetNamed(name));
     if (unknown.length > 0) {
       throw usageError(
         `unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
@@ -184,12 +185,12 @@ function keptTools(
   selected: ReadonlySet<string>,
   singleTools: ReadonlySet<string>,
 ): { tools: string[]; providers: string[] } {
-  const own = TOOLSETS[name]?.tools ?? [];
+  const own = toolsetNamed(name)?.tools ?? [];
   const providers = new Set<string>();
   const tools = own.filter((tool) => {
     let kept = false;
     for (const other of selected) {
-      if (other !== name && TOOLSETS[other]?.tools.includes(tool)) {
+      if (other !== name && toolsetNamed(other)?.tools.includes(tool)) {
         providers.add(other);
         kept = true;
       }

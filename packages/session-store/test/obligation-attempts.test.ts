@@ -112,12 +112,14 @@ describe('send attempts across processes', () => {
     );
     const lost = expected.filter((id) => !sends.has(id));
     const unmarkedResends = [...sends.values()].filter((marks) => marks.slice(1).includes(false));
-    const resent = [...sends.values()].filter((marks) => marks.length > 1);
+    // Sends beyond each obligation's first. Counted per send, not per obligation: two kills can
+    // land on the same reply (killed mid-send, then again mid-resend), each costing one resend.
+    const resends = [...sends.values()].reduce((sum, marks) => sum + marks.length - 1, 0);
     expect({ lost: lost.length, unmarkedResends: unmarkedResends.length }).toEqual({
       lost: 0,
       unmarkedResends: 0,
     });
-    expect(resent.length).toBeGreaterThanOrEqual(midSendKills); // each such kill cost one flagged resend
+    expect(resends).toBeGreaterThanOrEqual(midSendKills); // each such kill cost one flagged resend
     const database = new BetterSqlite3(databasePath, { readonly: true });
     try {
       const states = database

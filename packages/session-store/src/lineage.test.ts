@@ -252,6 +252,23 @@ describe('compression lease', () => {
     expect(store.getCompressionTip('p')).toBe(child);
   });
 
+  it("a session created again under a deleted one's id is not refused by its compression lease", async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'p', source: 'cli' });
+    expect(await store.acquireCompressionLease('p')).not.toBeNull(); // this live process
+    expect(await store.deleteSession('p')).toBe(true);
+    await store.createSession({ id: 'p', source: 'cli' });
+    expect(await store.acquireCompressionLease('p')).not.toBeNull();
+
+    // Every member of a lineage deleted whole.
+    await store.createSession({ id: 'q', source: 'cli' });
+    const tip = await store.publishCompressionChild({ parentId: 'q', summary: 's', childId: 'r' });
+    expect(await store.acquireCompressionLease(tip)).not.toBeNull();
+    await store.deleteLineage('q');
+    await store.createSession({ id: 'r', source: 'cli' });
+    expect(await store.acquireCompressionLease('r')).not.toBeNull();
+  });
+
   it('takes over a lease whose holder process is dead or whose time ran out', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 'p', source: 'cli' });

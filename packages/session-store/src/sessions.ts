@@ -216,8 +216,18 @@ export function promoteToSessionReset(context: StoreContext, id: string): boolea
 /**
  * Deletes one row (its messages cascade). Its children survive: each compression child becomes
  * the root of its own remaining chain, so the conversation stays listable.
+ *
+ * Leases go with the row, since an id may be created again and must not find them: the session's
+ * compression lease, and the turn lease of the conversation it is the root of (keyed by the
+ * root's id). A running turn may be on any chain the deletion splits off (a turn runs at the
+ * tip), so each split-off chain gets the conversation's turn lease under its new root: its
+ * holder keeps renewing and releasing it there, and nobody else starts a turn meanwhile.
  */
 export function deleteSession(context: StoreContext, id: string): boolean {
+  const conversationId = context
+    .statement('SELECT lineage_root_id FROM sessions WHERE id = ?')
+    .pluck()
+    .get(id) as string | undefined;
   const children = context
     .statement(
       "SELECT id FROM sessions WHERE parent_session_id = ? AND parent_edge = 'compression'",
@@ -240,10 +250,22 @@ export function deleteSession(context: StoreContext, id: string): boolean {
          WHERE id = ?`,
       )
       .run(child, child);
+    if (conversationId !== undefined)
+      context
+        .statement(
+          `INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at)
+           SELECT ?, holder, acquired_at, expires_at FROM session_turn_leases WHERE conversation_id = ?
+           ON CONFLICT(conversation_id) DO UPDATE SET holder = excluded.holder,
+             acquired_at = excluded.acquired_at, expires_at = excluded.expires_at`,
+        )
+        .run(child, conversationId);
   }
   context
     .statement('UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?')
     .run(id);
+  context.statement('DELETE FROM compression_locks WHERE session_id = ?').run(id);
+  if (conversationId === id)
+    context.statement('DELETE FROM session_turn_leases WHERE conversation_id = ?').run(id);
   const deleted = context
     .statement('DELETE FROM sessions WHERE id = ? RETURNING system_prompt_hash AS hash')
     .get(id) as { hash: string | null } | undefined;

@@ -91,6 +91,55 @@ describe('turn lease', () => {
     expect(store.getTurnLease('s')).toBeNull();
   });
 
+  it("a session created again under a deleted conversation's id is not refused by its lease", async () => {
+    const { store } = await openTestStore();
+    // Held by this live process, as a turn that never released it (its session was deleted).
+    await store.createSession({ id: 'reused', source: 'api_server' });
+    expect(await store.acquireTurnLease('reused')).not.toBeNull();
+    expect(await store.deleteSession('reused')).toBe(true);
+    await store.createSession({ id: 'reused', source: 'api_server' });
+    expect(store.getTurnLease('reused')).toBeNull();
+    expect(
+      await store.beginTurn('reused', { messages: [{ role: 'user', content: 'hi' }] }),
+    ).not.toBeNull();
+
+    // A compressed conversation deleted whole, its lease taken through the tip.
+    await store.createSession({ id: 'chain', source: 'cli' });
+    const tip = await store.publishCompressionChild({ parentId: 'chain', summary: 'summary' });
+    expect(await store.acquireTurnLease(tip)).not.toBeNull();
+    expect((await store.deleteLineage('chain')).sort()).toEqual(['chain', tip].sort());
+    await store.createSession({ id: 'chain', source: 'cli' });
+    expect(await store.acquireTurnLease('chain')).not.toBeNull();
+  });
+
+  it("a running turn keeps its lease on the chain a deletion splits off, and the deleted root's goes", async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'root', source: 'cli' });
+    const middle = await store.publishCompressionChild({ parentId: 'root', summary: 'one' });
+    const tip = await store.publishCompressionChild({ parentId: middle, summary: 'two' });
+    const holder = (await store.acquireTurnLease(tip)) ?? '';
+    // Deleting a member in the middle: the tip's chain now has its own root and still its lease.
+    expect(await store.deleteSession(middle)).toBe(true);
+    expect(store.getSession(tip)?.lineageRootId).toBe(tip);
+    expect(store.getTurnLease(tip)).toMatchObject({ conversationId: tip, holder, active: true });
+    expect(await store.acquireTurnLease(tip, { holder: 'pid=1 token=other' })).toBeNull();
+    expect(await store.renewTurnLease(tip, holder)).toBe(true);
+    // The rest of the conversation stays leased too (the turn could have been running there)
+    // until the holder lets go or the lease expires.
+    expect(store.getTurnLease('root')).toMatchObject({ holder, active: true });
+    expect(await store.releaseTurnLease(tip, holder)).toBe(true);
+    expect(await store.releaseTurnLease('root', holder)).toBe(true);
+
+    // Deleting the root itself: the lease moves to the split-off chain, none is left under the root's id.
+    await store.createSession({ id: 'first', source: 'cli' });
+    const child = await store.publishCompressionChild({ parentId: 'first', summary: 'one' });
+    const second = (await store.acquireTurnLease(child)) ?? '';
+    expect(await store.deleteSession('first')).toBe(true);
+    expect(store.getTurnLease(child)).toMatchObject({ conversationId: child, holder: second });
+    await store.createSession({ id: 'first', source: 'cli' });
+    expect(store.getTurnLease('first')).toBeNull();
+  });
+
   it('exactly one of several processes racing for the lease wins', async () => {
     const home = await tempHome();
     const databasePath = path.join(home.path, 'state.db');

@@ -255,6 +255,79 @@ describe('runTurn: the tool loop', () => {
   });
 });
 
+describe('runTurn: model calls counted', () => {
+  it('a call that fails after its retries counts every request it sent', async () => {
+    // Default retries (agent.api_max_retries 2): three requests, answered with errors or a
+    // dropped connection, then the turn fails.
+    const fixture = await agentFixture({
+      server: { script: [{ error: { status: 500 } }, { reset: true }, { error: { status: 503 } }] },
+    });
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    const result = await agent.runTurn({
+      sessionId: session.id,
+      message: 'hi',
+      onEvent: fixture.onEvent,
+    });
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('provider_unavailable');
+    expect(fixture.model.modelRequests).toHaveLength(3);
+    expect(result.usage.apiCalls).toBe(3);
+    expect(fixture.events.at(-1)).toMatchObject({ type: 'run.failed', usage: { apiCalls: 3 } });
+    expect(fixture.store.requireSession(session.id).apiCallCount).toBe(3);
+  });
+
+  it("a refused call counts once, a new conversation's first call too", async () => {
+    const fixture = await agentFixture({
+      server: {
+        script: [
+          { error: { status: 400, message: 'bad request' } },
+          { error: { status: 401, message: 'no key' } },
+        ],
+      },
+    });
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    const refused = await agent.runTurn({ sessionId: session.id, message: 'hi' });
+    expect(refused).toMatchObject({ status: 'failed', usage: { apiCalls: 1 } });
+    expect(fixture.store.requireSession(session.id).apiCallCount).toBe(1);
+    // The early call sent while the new conversation's transaction commits.
+    const fresh = await agent.runTurn({ sessionId: 'fresh', newSession: {}, message: 'hi' });
+    expect(fresh).toMatchObject({ status: 'failed', usage: { apiCalls: 1 } });
+    expect(fixture.store.requireSession('fresh').apiCallCount).toBe(1);
+    expect(fixture.model.modelRequests).toHaveLength(2);
+  });
+
+  it("a call answered after a retry counts both requests, and a fallback's too", async () => {
+    const backup = await startModelServer({ script: [{ text: 'backup speaking' }] });
+    try {
+      const fixture = await agentFixture({
+        raw: {
+          fallback_providers: [{ provider: 'custom', base_url: backup.baseUrl, model: 'b-model' }],
+        },
+        server: {
+          script: [
+            { reset: true },
+            { text: 'retried' },
+            { error: { status: 500 } },
+            { error: { status: 502 } },
+            { error: { status: 503 } },
+          ],
+        },
+      });
+      const agent = fixture.agent();
+      const session = await agent.createSession();
+      const retried = await agent.runTurn({ sessionId: session.id, message: 'one' });
+      expect(retried).toMatchObject({ finalResponse: 'retried', usage: { apiCalls: 2 } });
+      const fellBack = await agent.runTurn({ sessionId: session.id, message: 'two' });
+      expect(fellBack).toMatchObject({ finalResponse: 'backup speaking', usage: { apiCalls: 4 } });
+      expect(fixture.store.requireSession(session.id).apiCallCount).toBe(6);
+    } finally {
+      await backup.close();
+    }
+  });
+});
+
 describe('runTurn: run ids', () => {
   it("carries a caller's run id on every event, the result and the tools' context", async () => {
     const seen: string[] = [];

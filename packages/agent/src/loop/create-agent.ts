@@ -728,7 +728,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         } catch (error) {
           if (AgentError.isInstance(error) && error.code === 'interrupted') {
             // The stopped call was made (and may be billed): it counts, with any usage it sent.
-            addUsage(usage, { ...turn.usage, apiCalls: 1 });
+            addUsage(usage, turn.usage);
             partial = turn.content;
             if (partial !== '' || turn.reasoning !== '')
               await storeLast([
@@ -741,6 +741,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
               ]);
             return await finish(interrupted(partial));
           }
+          // So does every request of a call that failed (`turn.usage.apiCalls`).
+          addUsage(usage, turn.usage);
           return await finish(failed(error));
         }
         iterations += 1;

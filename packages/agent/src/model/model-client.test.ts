@@ -108,6 +108,7 @@ describe('createModelClient', () => {
     expect(result.turn.content).toBe('from backup');
     expect(result.route.provider).toBe('backup');
     expect(primary.modelRequests).toHaveLength(3);
+    expect(result.turn.usage.apiCalls).toBe(4); // every request sent
     expect(notices.map((notice) => notice.type)).toEqual([
       'model.retry',
       'model.retry',
@@ -152,9 +153,11 @@ describe('createModelClient', () => {
   it('says the provider is unavailable when every route is spent', async () => {
     const model = await server({ script: [{ error: { status: 500, message: 'boom' } }] });
     const client = createModelClient({ routes: [route(model.baseUrl)], maxRetries: 0 });
+    const turn = emptyModelTurn();
     const error = (await client
-      .complete({ messages: hello })
+      .complete({ messages: hello, turn })
       .catch((caught) => caught)) as AgentError;
+    expect(turn.usage.apiCalls).toBe(1); // the failed request was sent
     expect(error.code).toBe('provider_unavailable');
     expect(error.message).toBe(
       'provider custom is unavailable (500 boom) and no fallback provider answered',
@@ -179,6 +182,7 @@ describe('createModelClient', () => {
       })
       .catch((caught: unknown) => caught);
     expect((error as AgentError).code).toBe('interrupted');
+    expect(turn.usage.apiCalls).toBe(1);
     expect(turn.content.length).toBeGreaterThanOrEqual(8);
     expect(turn.content.length).toBeLessThan('one two three four five six seven'.length);
   });

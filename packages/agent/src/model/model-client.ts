@@ -47,7 +47,11 @@ export interface CompleteOptions {
   readonly sessionId?: string;
   readonly onTextDelta?: (text: string) => void;
   readonly onReasoningDelta?: (text: string) => void;
-  /** Receives what was produced so far; read it after an abort for the partial reply. */
+  /**
+   * Receives what was produced so far; read it after an abort for the partial reply. Whatever the
+   * call ends with, its `usage.apiCalls` is the number of requests it sent (retries and
+   * fallbacks included).
+   */
   readonly turn?: ModelTurn;
   /** This call's retries and fallbacks (instead of the client's `onNotice`). */
   readonly onNotice?: (notice: ModelClientNotice) => void;
@@ -94,6 +98,24 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   };
 
   const complete = async (call: CompleteOptions): Promise<CompleteResult> => {
+    const turn = call.turn ?? emptyModelTurn();
+    let sent = 0;
+    try {
+      return await attempts(call, turn, () => {
+        sent += 1;
+      });
+    } finally {
+      // Every request made counts — retries and fallbacks, and whether it was answered, failed
+      // or stopped — a provider may bill (and rate-limits) each.
+      turn.usage = { ...turn.usage, apiCalls: sent };
+    }
+  };
+
+  const attempts = async (
+    call: CompleteOptions,
+    turn: ModelTurn,
+    onSend: () => void,
+  ): Promise<CompleteResult> => {
     const onNotice = call.onNotice ?? options.onNotice;
     let lastDetail = '';
     for (const [routeIndex, route] of options.routes.entries()) {
@@ -106,7 +128,6 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         });
       }
       for (let attempt = 0; attempt <= maxRetries; attempt += 1) {
-        const turn = call.turn ?? emptyModelTurn();
         Object.assign(turn, emptyModelTurn());
         let streamed = false;
         const request: TransportRequest = {
@@ -124,6 +145,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         else call.signal?.addEventListener('abort', forwardAbort, { once: true });
         try {
           const transport = route.apiMode === 'codex_responses' ? runResponses : runChatCompletions;
+          // A request the signal stopped before it left is not sent (the SDK does not send it).
+          if (!controller.signal.aborted) onSend();
           await transport(clientFor(route), request, turn, {
             signal: controller.signal,
             onTextDelta: (text) => {
@@ -143,7 +166,6 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
               provider: route.provider,
             });
           call.signal?.removeEventListener('abort', forwardAbort);
-          turn.usage = { ...turn.usage, apiCalls: 1 };
           return { turn, route };
         } catch (error) {
           call.signal?.removeEventListener('abort', forwardAbort);

@@ -12,6 +12,14 @@ export type RunStartedEvent = EventBase & {
   readonly provider: string;
   readonly model: string;
   readonly depth: number;
+  /**
+   * The session's newest message id before this turn's own rows (its user message first; 0 when
+   * there was none), read in the transaction that took the turn lease: the turn's rows are the
+   * session's rows above it, until a `session.compressed` moves the turn to a child. A mark read
+   * before the turn could also count rows another process stored before the lease was taken. A
+   * new conversation's earlier messages (`newSession.history`) are below it.
+   */
+  readonly previousMessageId: number;
 };
 export type MessageDeltaEvent = EventBase & {
   readonly type: 'message.delta';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
 import { isProcessRunning, startModelServer } from '@hermes/testkit';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
@@ -325,6 +326,98 @@ describe('runTurn: model calls counted', () => {
     } finally {
       await backup.close();
     }
+  });
+});
+
+describe('runTurn: where the turn starts', () => {
+  /** The `previousMessageId` of the turn's `run.started`. */
+  const markOf = (events: readonly AgentEvent[]) => {
+    const started = events.find((event) => event.type === 'run.started');
+    return started?.type === 'run.started' ? started.previousMessageId : undefined;
+  };
+
+  it("run.started names the session's newest row before the turn's user message, as the turn's transaction saw it", async () => {
+    const fixture = await agentFixture({
+      server: { script: [{ text: 'first' }, { text: 'second' }, { text: 'resumed' }] },
+    });
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    const first: AgentEvent[] = [];
+    await agent.runTurn({ sessionId: session.id, message: 'one', onEvent: (e) => first.push(e) });
+    expect(markOf(first)).toBe(0);
+
+    // Another connection (another process's store) appends after the agent last read the session.
+    const other = await openSessionStore({ path: path.join(fixture.home, 'state.db') });
+    const [elsewhere] = await other.appendMessages(session.id, [
+      { role: 'assistant', content: 'said elsewhere' },
+    ]);
+    await other.close();
+    const second: AgentEvent[] = [];
+    await agent.runTurn({ sessionId: session.id, message: 'two', onEvent: (e) => second.push(e) });
+    const rows = fixture.store.getMessages(session.id);
+    const userRow = rows.findIndex((row) => row.role === 'user' && row.content === 'two');
+    expect(rows[userRow - 1]?.id).toBe(elsewhere);
+    expect(markOf(second)).toBe(elsewhere);
+
+    // A turn without a user message starts after the newest row.
+    const resumed: AgentEvent[] = [];
+    await agent.runTurn({ sessionId: session.id, onEvent: (e) => resumed.push(e) });
+    expect(markOf(resumed)).toBe(rows.at(-1)?.id);
+  });
+
+  it('reads the mark under the lease when the opening transaction fails and the turn stores its message alone', async () => {
+    const fixture = await agentFixture({ server: { script: [{ text: 'a' }, { text: 'b' }] } });
+    const session = await fixture.agent().createSession();
+    await fixture.agent().runTurn({ sessionId: session.id, message: 'one' });
+    // The opening transaction fails (a store error other than a lock held too long).
+    const failing = new Proxy(fixture.store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property === 'beginTurn') return () => Promise.reject(new Error('disk I/O error'));
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const events: AgentEvent[] = [];
+    const result = await fixture
+      .agent({ store: failing })
+      .runTurn({ sessionId: session.id, message: 'two', onEvent: (event) => events.push(event) });
+    expect(result.status).toBe('completed');
+    const rows = fixture.store.getMessages(session.id);
+    const userRow = rows.findIndex((row) => row.content === 'two');
+    expect(userRow).toBeGreaterThan(0);
+    expect(markOf(events)).toBe(rows[userRow - 1]?.id);
+  });
+
+  it("a new conversation's turn starts after the client's earlier messages", async () => {
+    const fixture = await agentFixture({ server: { script: [{ text: 'a' }, { text: 'b' }] } });
+    const agent = fixture.agent({ platform: 'api_server' });
+    const seeded: AgentEvent[] = [];
+    await agent.runTurn({
+      sessionId: 'with_history',
+      message: 'and now?',
+      newSession: {
+        history: [
+          { role: 'user', content: 'earlier question' },
+          { role: 'assistant', content: 'earlier answer' },
+        ],
+      },
+      onEvent: (event) => seeded.push(event),
+    });
+    const rows = fixture.store.getMessages('with_history');
+    expect(rows.map((row) => row.content).slice(0, 3)).toEqual([
+      'earlier question',
+      'earlier answer',
+      'and now?',
+    ]);
+    expect(markOf(seeded)).toBe(rows[1]?.id);
+    const fresh: AgentEvent[] = [];
+    await agent.runTurn({
+      sessionId: 'without_history',
+      message: 'hi',
+      newSession: {},
+      onEvent: (event) => fresh.push(event),
+    });
+    expect(markOf(fresh)).toBe(0);
   });
 });
 

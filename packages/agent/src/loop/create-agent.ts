@@ -290,8 +290,10 @@ export function createAgent(options: CreateAgentOptions): Agent {
     let opened: Opened | undefined;
     let holder: string | null;
     let early: EarlyCall | undefined;
+    /** Where the turn's rows start (`run.started`); read under the lease when `beginTurn` failed. */
+    let previousMessageId: number | undefined;
     if (fresh) {
-      ({ opened, holder, early } = await openNewSession(turnOptions, fresh, {
+      ({ opened, holder, early, previousMessageId } = await openNewSession(turnOptions, fresh, {
         sessionId,
         main,
         fallbacks,
@@ -317,6 +319,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         holder = await store.acquireTurnLease(sessionId);
       } else {
         holder = began?.holder ?? null;
+        previousMessageId = began?.previousMessageId;
         if (began && 'text' in prompt)
           opened = {
             ...(userMessage ? { messageId: began.messageIds[0] } : {}),
@@ -349,6 +352,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
       opened,
       early,
       holder,
+      previousMessageId,
     });
   }
 
@@ -368,7 +372,12 @@ export function createAgent(options: CreateAgentOptions): Agent {
       prompt: { text: string } | { error: unknown };
       userMessage: MessageInput | undefined;
     },
-  ): Promise<{ opened: Opened | undefined; holder: string; early: EarlyCall | undefined }> {
+  ): Promise<{
+    opened: Opened | undefined;
+    holder: string;
+    early: EarlyCall | undefined;
+    previousMessageId: number;
+  }> {
     const { sessionId, main, prompt, userMessage } = input;
     const { history = [], ...fields } = fresh;
     const seeded = userMessage ? [...history, userMessage] : [...history];
@@ -435,6 +444,9 @@ export function createAgent(options: CreateAgentOptions): Agent {
     return {
       holder: began.holder,
       early,
+      // The client's earlier messages are not this turn's: it starts after the last of them.
+      previousMessageId:
+        history.length > 0 ? (ids[history.length - 1] ?? 0) : began.previousMessageId,
       opened:
         'text' in prompt
           ? {
@@ -451,9 +463,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
 
   /** Runs the turn under the lease `holder` took, renewing it, and lets it go at the end. */
   async function runWithLease(
-    input: Omit<Parameters<typeof runLeased>[0], 'lease'> & { holder: string },
+    input: Omit<Parameters<typeof runLeased>[0], 'lease' | 'previousMessageId'> & {
+      holder: string;
+      /** From the opening transaction; undefined when the lease was taken alone. */
+      previousMessageId: number | undefined;
+    },
   ): Promise<TurnResult> {
-    const { holder, ...rest } = input;
+    const { holder, previousMessageId, ...rest } = input;
     const lease = { holder, sessionId: input.sessionId, released: false };
     const renew = setInterval(
       () => {
@@ -463,7 +479,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
     );
     renew.unref();
     try {
-      return await runLeased({ ...rest, lease });
+      return await runLeased({
+        ...rest,
+        lease,
+        // Read under the lease, before the turn stores anything: no other turn writes meanwhile.
+        previousMessageId:
+          previousMessageId ?? store.getTranscriptMark(input.sessionId).lastMessageId,
+      });
     } finally {
       clearInterval(renew);
       input.early?.abort();
@@ -488,6 +510,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     early: EarlyCall | undefined;
     /** The turn lease: follows the session into a compression child; `released` once let go. */
     lease: { readonly holder: string; sessionId: string; released: boolean };
+    /** The session's newest row before the turn's own (`run.started`). */
+    previousMessageId: number;
   }): Promise<TurnResult> {
     const { turnOptions, main, turnCwd, lease } = input;
     const runId = turnOptions.runId ?? `run_${randomUUID().replaceAll('-', '')}`;
@@ -510,7 +534,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
     }
     const state = sessionState;
 
-    emit({ type: 'run.started', provider: main.provider, model: main.model, depth });
+    emit({
+      type: 'run.started',
+      provider: main.provider,
+      model: main.model,
+      depth,
+      previousMessageId: input.previousMessageId,
+    });
     for (const warning of input.warnings)
       emit({ type: 'warning', code: 'fallback_skipped', message: warning });
     let early = input.early;

@@ -128,16 +128,13 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
   const readTranscript = request.transcript ?? true;
   // Rows of this turn: those after the session's newest row before the turn (its own user row is
   // dropped by the projection). Marked by position, not by `message.completed`: an interrupted
-  // reply is stored without that event. A compression mid-turn moves the mark to the child's
-  // newest row (its copied history is not this turn's).
-  // The agent runs the turn at the compression tip of the id it is given.
-  const turnSessionId =
-    newSession || !readTranscript ? request.sessionId : store.getCompressionTip(request.sessionId);
-  let since: { sessionId: string; afterId: number } = {
-    sessionId: turnSessionId,
-    afterId:
-      newSession || !readTranscript ? 0 : store.getTranscriptMark(turnSessionId).lastMessageId,
-  };
+  // reply is stored without that event. The mark is the agent's (`run.started`): read in the
+  // transaction that took the turn lease, where no other turn can store a row until this one
+  // ends — a mark read here before the turn would also count rows another process stored until
+  // then. It names the session the turn runs on (the compression tip of the id given). A
+  // compression mid-turn moves the mark to the child's newest row (its copied history is not
+  // this turn's).
+  let since: { sessionId: string; afterId: number } | undefined;
   const collected: MessageRecord[] = [];
   let model = '';
   let provider = '';
@@ -145,7 +142,8 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     if (event.type === 'run.started') {
       model = event.model;
       provider = event.provider;
-    } else if (!readTranscript) {
+      since = { sessionId: event.sessionId, afterId: event.previousMessageId };
+    } else if (!readTranscript || !since) {
       // Nothing to collect.
     } else if (event.type === 'session.compressed') {
       collected.push(...rowsAfter(store, event.fromSessionId, since.afterId));
@@ -180,7 +178,7 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
           }),
       ),
     );
-    if (readTranscript && since.sessionId === result.sessionId)
+    if (readTranscript && since?.sessionId === result.sessionId)
       collected.push(...rowsAfter(store, result.sessionId, since.afterId));
     request.logger?.info(
       {

@@ -1,7 +1,8 @@
+import path from 'node:path';
 import { COMPACTION_SUMMARY_PREFIXES } from '@hermes/session-store';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { agentFixture, requestBodies } from '../../test/fixtures.js';
+import { agentFixture, requestBodies, spawnFixture } from '../../test/fixtures.js';
 import { AGENT_ERROR_MESSAGES } from '../errors.js';
 import type { AgentEvent } from '../events.js';
 import { defineTool } from '../tools/define-tool.js';
@@ -188,6 +189,48 @@ describe('context compression', () => {
     });
     const child = fixture.store.getMessages(result.childSessionId);
     expect(child.map((row) => row.role)).toEqual(['user', 'assistant', 'tool']);
+  });
+
+  it('carries into the child what another process stored while the summary was being made', async () => {
+    let databasePath = '';
+    let parentId = '';
+    const fixture = await agentFixture({
+      server: {
+        script: [
+          async () => {
+            // A turn of another process (say the gateway's) stores a message meanwhile.
+            const child = await spawnFixture('write-transcript.ts', [
+              databasePath,
+              parentId,
+              'append',
+              'said during the summary',
+            ]);
+            const exit = await child.exited;
+            if (exit.code !== 0) throw new Error(child.stderr());
+            return { text: 'summary' };
+          },
+        ],
+      },
+    });
+    databasePath = path.join(fixture.home, 'state.db');
+    const session = await seeded(fixture, 3);
+    parentId = session.id;
+    const result = await compressSession({
+      store: fixture.store,
+      config: fixture.config,
+      sessionId: session.id,
+      protectLastN: 2,
+      secret: () => undefined,
+      home: fixture.home,
+    });
+    const child = fixture.store.getMessages(result.childSessionId);
+    expect(child.map((row) => row.content)).toEqual([
+      `${COMPACTION_SUMMARY_PREFIX}\nsummary`,
+      filler(4),
+      filler(5),
+      'said during the summary',
+    ]);
+    expect(fixture.store.requireSession(result.childSessionId).messageCount).toBe(4);
   });
 
   it('refuses while another holder has the compression lease, changing nothing', async () => {

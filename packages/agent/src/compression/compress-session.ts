@@ -121,6 +121,9 @@ export async function compressSession(options: CompressSessionOptions): Promise<
       summary: `${COMPACTION_SUMMARY_PREFIX}\n${summary}`,
       retainedMessages: tail.map(rowToMessageInput),
       leaseHolder: holder,
+      // What was stored after the rows read above (while the summary was being made, by a turn
+      // of another process, say) is copied into the child, not left behind in the parent.
+      watermark: rows.at(-1)?.id ?? 0,
     });
     return {
       parentSessionId: parentId,

@@ -5,6 +5,7 @@ import {
   releaseLease,
   validateLeaseOptions,
 } from './leases.js';
+import { requireSession } from './sessions.js';
 import type { StoreContext } from './store-context.js';
 
 export { newLeaseHolder } from './leases.js';
@@ -23,6 +24,8 @@ export function acquireCompressionLease(
   options: { sessionId: string; holder?: string; ttlSeconds?: number },
 ): string | null {
   validateLeaseOptions(options);
+  // A lease on nothing would only wait for a session created later with that id.
+  requireSession(context, options.sessionId);
   return acquireLease(context, COMPRESSION_LEASE, {
     key: options.sessionId,
     ...(options.holder === undefined ? {} : { holder: options.holder }),

@@ -269,6 +269,17 @@ describe('compression lease', () => {
     expect(await store.acquireCompressionLease('r')).not.toBeNull();
   });
 
+  it('refuses a lease on a session that does not exist, leaving nothing for one created later', async () => {
+    const { store } = await openTestStore();
+    await expect(store.acquireCompressionLease('later')).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
+    await store.createSession({ id: 'later', source: 'cli' });
+    expect(await store.acquireCompressionLease('later', { holder: 'pid=1 token=x' })).toBe(
+      'pid=1 token=x',
+    );
+  });
+
   it('takes over a lease whose holder process is dead or whose time ran out', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 'p', source: 'cli' });

@@ -119,6 +119,31 @@ describe('openSessionStore', () => {
   });
 });
 
+describe('createSession input', () => {
+  it('refuses a row that is not what it should be with invalid_argument, storing nothing', async () => {
+    const { store } = await openTestStore();
+    const invalid: [unknown, string][] = [
+      [{}, 'Invalid source: expected a non-empty string'],
+      [{ source: '' }, 'Invalid source: expected a non-empty string'],
+      [{ id: '', source: 'cli' }, 'Invalid id: expected a non-empty string'],
+      [{ id: 7, source: 'cli' }, 'Invalid id: expected a non-empty string'],
+      [{ source: 'cli', newId: () => '' }, 'Invalid id: expected a non-empty string'],
+      [{ source: 'cli', parentEdge: 'sideways' }, 'Invalid parentEdge'],
+      [{ source: 'cli', startedAt: Number.NaN }, 'Invalid startedAt'],
+      [{ source: 'cli', model: 42 }, 'Invalid model: expected a string or null'],
+    ];
+    for (const [input, message] of invalid) {
+      const error = await store
+        .createSession(input as Parameters<typeof store.createSession>[0])
+        .catch((caught: unknown) => caught);
+      expect(SessionStoreError.isInstance(error), JSON.stringify(input)).toBe(true);
+      expect(error).toMatchObject({ code: 'invalid_argument' });
+      expect((error as Error).message).toContain(message);
+    }
+    expect(store.listSessionsRich({ limit: 10 }).sessions).toEqual([]);
+  });
+});
+
 describe('contentVersion', () => {
   it('changes with every commit — this store’s and another process’s — and not with reads', async () => {
     const { store, databasePath } = await openTestStore();

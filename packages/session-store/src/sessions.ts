@@ -56,6 +56,68 @@ export function requireSession(context: StoreContext, id: string): SessionRecord
   return row;
 }
 
+const PARENT_EDGES: ReadonlySet<string> = new Set([
+  'compression',
+  'branch',
+  'reset',
+  'delegate',
+  'tool',
+]);
+
+const OPTIONAL_TEXT_FIELDS = [
+  'title',
+  'profileName',
+  'userId',
+  'sessionKey',
+  'chatId',
+  'chatType',
+  'threadId',
+  'model',
+  'cwd',
+  'parentSessionId',
+] as const;
+
+function invalidSessionField(field: string, expected: string): SessionStoreError {
+  return new SessionStoreError({
+    code: 'invalid_argument',
+    message: ERROR_MESSAGES.invalidArgument(field, expected),
+  });
+}
+
+function requireIdText(id: unknown): string {
+  if (typeof id !== 'string' || id.length === 0)
+    throw invalidSessionField('id', 'a non-empty string');
+  return id;
+}
+
+/**
+ * Cheap checks of what SQLite would otherwise refuse with a bare constraint error or store as
+ * nonsense (a numeric id, an unknown parent edge).
+ */
+function validateCreateSession(input: CreateSessionInput): void {
+  if (typeof input !== 'object' || input === null)
+    throw invalidSessionField('source', 'a non-empty string');
+  if (typeof input.source !== 'string' || input.source.length === 0)
+    throw invalidSessionField('source', 'a non-empty string');
+  if (input.id !== undefined) requireIdText(input.id);
+  for (const field of OPTIONAL_TEXT_FIELDS) {
+    const value = input[field];
+    if (value !== undefined && value !== null && typeof value !== 'string')
+      throw invalidSessionField(field, 'a string or null');
+  }
+  if (
+    input.parentEdge !== undefined &&
+    input.parentEdge !== null &&
+    !PARENT_EDGES.has(input.parentEdge)
+  )
+    throw invalidSessionField('parentEdge', `one of ${[...PARENT_EDGES].join(', ')}`);
+  if (
+    input.startedAt !== undefined &&
+    (typeof input.startedAt !== 'number' || !Number.isFinite(input.startedAt))
+  )
+    throw invalidSessionField('startedAt', 'epoch seconds (a finite number)');
+}
+
 /** Fresh ids tried when a generated one is taken (six hex digits: rare, but not impossible). */
 const GENERATED_ID_ATTEMPTS = 8;
 
@@ -65,9 +127,14 @@ const GENERATED_ID_ATTEMPTS = 8;
  * drawn again; a caller's own id that is taken is `session_exists`.
  */
 export function insertSession(context: StoreContext, input: CreateSessionInput): string {
+  validateCreateSession(input);
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return insertSessionRow(context, input, input.id ?? (input.newId ?? newSessionId)());
+      return insertSessionRow(
+        context,
+        input,
+        requireIdText(input.id ?? (input.newId ?? newSessionId)()),
+      );
     } catch (error) {
       const retry =
         input.id === undefined &&

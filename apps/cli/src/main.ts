@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { jsonRequested } from './bootstrap/profile-argv.js';
 import type { CommandContext, Positional } from './context.js';
 import { EXIT } from './exit-codes.js';
+import { helpArguments } from './help-request.js';
 import { createOutput } from './output/output.js';
 import { reportError } from './report-error.js';
 
@@ -393,7 +394,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .option('--json', 'print the findings as JSON')
     .action(run(async () => (await import('./commands/doctor.js')).doctorCommand));
 
-  const args = [...argv];
+  const args = helpArguments(program, argv);
   const meaningful = args.filter((arg) => arg !== '--debug' && arg !== '--no-color');
   if (meaningful.length === 0) {
     if (process.stdin.isTTY && process.stdout.isTTY) {

@@ -51,6 +51,40 @@ describe('hermes basics', () => {
     }
   });
 
+  it('answers help for an unknown command as the command itself does: the error, a suggestion, exit 2, no help dump', async () => {
+    const { env } = await testHome();
+    for (const [asHelp, asCommand, says] of [
+      [['help', 'nosuch'], ['nosuch'], "unknown command 'nosuch'"],
+      [['help', 'sesions'], ['sesions'], '(Did you mean sessions?)'],
+      [['sessions', 'help', 'lst'], ['sessions', 'lst'], '(Did you mean list?)'],
+      [['help', 'sessions', 'lst'], ['sessions', 'lst'], '(Did you mean list?)'],
+      [['sesions', '--help'], ['sesions'], '(Did you mean sessions?)'],
+    ] as const) {
+      const help = await runCli(asHelp, { env });
+      const command = await runCli(asCommand, { env });
+      expect(help.code, asHelp.join(' ')).toBe(EXIT.usage);
+      expect(help.stderr, asHelp.join(' ')).toContain(says);
+      expect(help.stderr, asHelp.join(' ')).not.toContain('Usage:');
+      expect(help.stdout, asHelp.join(' ')).toBe('');
+      expect(help.stderr, asHelp.join(' ')).toBe(command.stderr);
+    }
+    const json = await runCli(['help', 'nosuch', '--json'], { env });
+    expect(json.code).toBe(EXIT.usage);
+    expect(parseJson<{ error: { code: string } }>(json).error.code).toBe('usage');
+    // Help for a command that exists still works at every depth, on stdout with exit 0.
+    for (const [args, usage] of [
+      [['help'], 'Usage: hermes [options] [command]'],
+      [['help', 'sessions'], 'Usage: hermes sessions [options] [command]'],
+      [['help', 'sessions', 'list'], 'Usage: hermes sessions list [options]'],
+      [['sessions', 'help', 'list'], 'Usage: hermes sessions list [options]'],
+      [['--debug', 'help', 'peer', 'dm'], 'Usage: hermes peer dm [options] <target> <message...>'],
+    ] as const) {
+      const help = await runCli(args, { env });
+      expect(help.code, args.join(' ')).toBe(EXIT.ok);
+      expect(help.stdout, args.join(' ')).toContain(usage);
+    }
+  });
+
   it('shows help and exits 2 when run bare without a terminal', async () => {
     const { env } = await testHome();
     const result = await runCli([], { env });

@@ -135,6 +135,49 @@ describe('hermes sessions', () => {
     );
   });
 
+  it('lists a first message under PREVIEW, never under TITLE, in plain output as in JSON', async () => {
+    const { env, home } = await testHome();
+    const { trip } = await seed(home);
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    const untitled = await store.createSession({ id: '20250103_100000_cccccc', source: 'cli' });
+    await store.appendMessage(untitled.id, { role: 'user', content: 'Book a table for two' });
+    await store.close();
+
+    const table = await runCli(['sessions', 'list'], { env });
+    expect(table.code).toBe(EXIT.ok);
+    const [header = '', ...rows] = table.stdout.trimEnd().split('\n');
+    const columns = [...header.matchAll(/\S+/g)].map((match) => ({
+      name: match[0],
+      start: match.index,
+    }));
+    expect(columns.map((column) => column.name)).toEqual([
+      'ID',
+      'TITLE',
+      'SOURCE',
+      'MSGS',
+      'ACTIVE',
+      'FLAGS',
+      'PREVIEW',
+    ]);
+    const cell = (row: string, name: string) => {
+      const index = columns.findIndex((column) => column.name === name);
+      return row.slice(columns[index]?.start, columns[index + 1]?.start).trim();
+    };
+    const rowOf = (id: string) => rows.find((row) => row.startsWith(id)) ?? '';
+    expect(cell(rowOf(untitled.id), 'TITLE')).toBe('-');
+    expect(cell(rowOf(untitled.id), 'PREVIEW')).toBe('Book a table for two');
+    expect(cell(rowOf(trip), 'TITLE')).toBe('Trip planning');
+    expect(cell(rowOf(trip), 'PREVIEW')).toBe('Find trains to Lyon on Friday');
+
+    const listed = parseJson<{ sessions: (ListedSession & { preview: string | null })[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    expect(listed.sessions.find((session) => session.id === untitled.id)).toMatchObject({
+      title: null,
+      preview: 'Book a table for two',
+    });
+  });
+
   it('lists whole rows on a terminal that reports no width', async () => {
     const { env, home } = await testHome();
     const { trip } = await seed(home);

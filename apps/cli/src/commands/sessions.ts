@@ -106,9 +106,11 @@ export async function sessionsList(
   output.table(
     [
       { header: 'ID', value: (row: SessionListItem) => row.id, style: (text) => styles.cyan(text) },
+      // An untitled session shows `-` here and its first message under PREVIEW: in a pipe, where
+      // nothing is dimmed, a preview must never pass for a title.
       {
         header: 'TITLE',
-        value: (row) => row.title ?? oneLine(row.preview, 50) ?? '',
+        value: (row) => row.title ?? '-',
         flexible: true,
         style: (text, row) => (row.title ? text : styles.dim(text)),
       },
@@ -126,6 +128,12 @@ export async function sessionsList(
           ]
             .filter(Boolean)
             .join(','),
+      },
+      {
+        header: 'PREVIEW',
+        value: (row) => row.preview ?? '',
+        flexible: true,
+        style: (text) => styles.dim(text),
       },
     ],
     page.sessions,

@@ -44,6 +44,22 @@ describe('renderTable', () => {
     expect(text).toContain('…');
   });
 
+  it('shares the room between two flexible columns, taking from the wider first', () => {
+    const wide = [{ id: 'a', title: 'x'.repeat(30), note: 'y'.repeat(10) }];
+    const twoFlexible = [
+      { header: 'ID', value: (row: (typeof wide)[number]) => row.id },
+      { header: 'TITLE', value: (row: (typeof wide)[number]) => row.title, flexible: true },
+      { header: 'NOTE', value: (row: (typeof wide)[number]) => row.note, flexible: true },
+    ];
+    // 2 + 2 + 30 + 2 + 10 = 46 columns; at 35 the title gives all 11 and the note keeps its own.
+    expect(renderTable(twoFlexible, wide, { styles: createStyles(false), maxWidth: 35 })).toBe(
+      `ID  TITLE${' '.repeat(14)}  NOTE\na   ${'x'.repeat(18)}…  ${'y'.repeat(10)}`,
+    );
+    // At 24 both shrink, to the same width.
+    const narrow = renderTable(twoFlexible, wide, { styles: createStyles(false), maxWidth: 24 });
+    expect(narrow.split('\n')[1]).toBe(`a   ${'x'.repeat(8)}…  ${'y'.repeat(8)}…`);
+  });
+
   it('adds no escapes without colour and bold headers with it', () => {
     expect(renderTable(columns, rows, { styles: createStyles(false) })).not.toContain('\u001b[');
     expect(renderTable(columns, rows, { styles: createStyles(true) })).toContain('\u001b[1mID');

@@ -5,7 +5,7 @@ export interface Column<Row> {
   readonly value: (row: Row) => string;
   /** Right-align (numbers). */
   readonly align?: 'left' | 'right';
-  /** May be shortened with `…` to fit the terminal (at most one flexible column per table). */
+  /** May be shortened with `…` to fit the terminal (the widest flexible column first). */
   readonly flexible?: boolean;
   readonly style?: (text: string, row: Row) => string;
 }
@@ -35,14 +35,22 @@ export function renderTable<Row>(
   );
   const gap = 2;
   if (options.maxWidth !== undefined) {
-    const total = widths.reduce((sum, width) => sum + width, 0) + gap * (columns.length - 1);
-    const flexible = columns.findIndex((column) => column.flexible);
-    if (total > options.maxWidth && flexible >= 0) {
-      const shrink = total - options.maxWidth;
-      widths[flexible] = Math.max(
-        visibleLength(columns[flexible]?.header ?? '') + 1,
-        (widths[flexible] ?? 0) - shrink,
-      );
+    let excess =
+      widths.reduce((sum, width) => sum + width, 0) + gap * (columns.length - 1) - options.maxWidth;
+    // One character at a time off the widest flexible column that can still give one, so two
+    // long columns end up sharing the room rather than one of them vanishing.
+    const floor = columns.map((column) => visibleLength(column.header) + 1);
+    while (excess > 0) {
+      let widest = -1;
+      columns.forEach((column, index) => {
+        const width = widths[index] ?? 0;
+        if (column.flexible && width > (floor[index] ?? 0) && width > (widths[widest] ?? -1)) {
+          widest = index;
+        }
+      });
+      if (widest < 0) break;
+      widths[widest] = (widths[widest] ?? 0) - 1;
+      excess -= 1;
     }
   }
   const pad = (text: string, width: number, align: 'left' | 'right' | undefined) => {

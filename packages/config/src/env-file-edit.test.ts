@@ -1,9 +1,9 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { readEnvFile } from './dotenv.js';
-import { setEnvValue } from './env-file-edit.js';
+import { setEnvValue, setEnvValues } from './env-file-edit.js';
 import { HermesConfigError } from './errors.js';
 
 let home: string;
@@ -57,5 +57,41 @@ describe('setEnvValue', () => {
       }
     }
     expect(readFileSync(path.join(home, '.env'), 'utf8')).toBe('A=1\n');
+  });
+});
+
+describe('setEnvValues', () => {
+  it('sets and removes several entries in one write, keeping every other line', () => {
+    writeFileSync(
+      path.join(home, '.env'),
+      '# peers\nP_KEY=1\nOTHER=keep\nP__WORK_KEY=2\nexport P__HOME_KEY=3\nP_KEY=dup\n',
+    );
+    setEnvValues(
+      { P_KEY: undefined, P__WORK_KEY: undefined, P__HOME_KEY: undefined, NEW: 'n e w' },
+      home,
+    );
+    expect(readFileSync(path.join(home, '.env'), 'utf8')).toBe(
+      "# peers\nOTHER=keep\nNEW='n e w'\n",
+    );
+  });
+
+  it('refuses the whole change when one name or value is bad, writing nothing', () => {
+    writeFileSync(path.join(home, '.env'), 'A=1\nB=2\n');
+    for (const entries of [
+      { A: undefined, '1X': 'a' },
+      { A: undefined, V: 'a\nb' },
+    ]) {
+      expect(() => setEnvValues(entries, home)).toThrow(HermesConfigError);
+    }
+    expect(readFileSync(path.join(home, '.env'), 'utf8')).toBe('A=1\nB=2\n');
+  });
+
+  it('writes nothing when nothing changes: no .env and no home are created', () => {
+    const missingHome = path.join(home, 'not-yet');
+    setEnvValues({ GONE: undefined }, missingHome);
+    expect(existsSync(missingHome)).toBe(false);
+    writeFileSync(path.join(home, '.env'), 'A=1\n', { mode: 0o644 });
+    setEnvValues({ A: '1', GONE: undefined }, home);
+    expect(statSync(path.join(home, '.env')).mode & 0o777).toBe(0o644);
   });
 });

@@ -45,11 +45,28 @@ export function setEnvValue(
   value: string | undefined,
   home: string = getHermesHome(),
 ): void {
-  if (!ENV_NAME_PATTERN.test(name)) {
-    throw new HermesConfigError({
-      code: 'invalid_env_name',
-      message: `invalid .env name ${JSON.stringify(name)}: use letters, digits and "_", not starting with a digit`,
-    });
+  setEnvValues({ [name]: value }, home);
+}
+
+/**
+ * Sets several entries of `<home>/.env` at once (`undefined` removes one), in one atomic write
+ * (mode 0600): every other line is kept as it was, and a bad name or value refuses the whole
+ * change before anything is written. When the text would not change (removing entries that are
+ * not there, setting values already set) nothing is written — no `.env`, no home is created.
+ */
+export function setEnvValues(
+  entries: Readonly<Record<string, string | undefined>>,
+  home: string = getHermesHome(),
+): void {
+  const rendered = new Map<string, string | undefined>();
+  for (const [name, value] of Object.entries(entries)) {
+    if (!ENV_NAME_PATTERN.test(name)) {
+      throw new HermesConfigError({
+        code: 'invalid_env_name',
+        message: `invalid .env name ${JSON.stringify(name)}: use letters, digits and "_", not starting with a digit`,
+      });
+    }
+    rendered.set(name, value === undefined ? undefined : renderEntry(name, value));
   }
   const file = getEnvFilePath(home);
   let text = '';
@@ -64,30 +81,43 @@ export function setEnvValue(
       });
     }
   }
-  const entry = value === undefined ? undefined : renderEntry(name, value);
   const lines = text === '' ? [] : text.replace(/\r?\n$/, '').split(/\r?\n/);
   const kept: string[] = [];
-  let written = false;
+  const written = new Set<string>();
+  let changed = false;
   for (const line of lines) {
-    if (lineName(line) !== name) {
+    const name = lineName(line);
+    if (name === undefined || !rendered.has(name)) {
       kept.push(line);
       continue;
     }
     // The first definition is replaced in place; later duplicates go (parseEnv keeps the last).
-    if (!written && entry !== undefined) kept.push(entry);
-    written = true;
+    const entry = rendered.get(name);
+    if (!written.has(name) && entry !== undefined) {
+      kept.push(entry);
+      if (entry !== line) changed = true;
+    } else {
+      changed = true;
+    }
+    written.add(name);
   }
-  if (!written && entry !== undefined) kept.push(entry);
+  for (const [name, entry] of rendered) {
+    if (!written.has(name) && entry !== undefined) {
+      kept.push(entry);
+      changed = true;
+    }
+  }
   const output = kept.length === 0 ? '' : `${kept.join('\n')}\n`;
-  if (entry !== undefined) {
-    const parsed = parseEnv(output) as Record<string, string | undefined>;
-    if (parsed[name] !== value) {
+  const parsed = parseEnv(output) as Record<string, string | undefined>;
+  for (const [name, value] of Object.entries(entries)) {
+    if (value !== undefined && parsed[name] !== value) {
       throw new HermesConfigError({
         code: 'invalid_env_value',
         message: `the value of ${name} cannot be written to .env so that it reads back unchanged`,
       });
     }
   }
+  if (!changed) return;
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     writeFileAtomicSync(file, output, { mode: 0o600 });

@@ -54,7 +54,7 @@ export type {
 } from './config-types.js';
 export * from './defaults.js';
 export { applyEnvFile, getEnvFilePath, readEnvFile } from './dotenv.js';
-export { ENV_NAME_PATTERN, setEnvValue } from './env-file-edit.js';
+export { ENV_NAME_PATTERN, setEnvValue, setEnvValues } from './env-file-edit.js';
 export { type ConfigErrorCode, ConfigParseError, HermesConfigError } from './errors.js';
 export {
   type EnvBooleanOverride,

@@ -77,6 +77,72 @@ describe('hermes peer', () => {
     expect(await readFile(path.join(home, '.env'), 'utf8')).not.toContain('HERMES_PEER_BOB_KEY');
   });
 
+  it("removes every key of a peer, its profiles' keys too, and no other peer's", async () => {
+    const { env, home } = await testHome();
+    const { readFile } = await import('node:fs/promises');
+    const envFile = () => readFile(path.join(home, '.env'), 'utf8');
+    await runCli(['peer', 'add', 'bob', 'http://127.0.0.1:9', '--key', 'key-of-bob'], { env });
+    await runCli(['peer', 'add', 'bobby', 'http://127.0.0.1:8', '--key', 'key-of-bobby'], { env });
+    for (const [name, value] of [
+      ['HERMES_PEER_BOB__WORK_KEY', 'key-of-bob-work'],
+      ['HERMES_PEER_BOB__HOME_LAB_KEY', 'key-of-bob-home-lab'],
+      ['HERMES_PEER_BOBBY__WORK_KEY', 'key-of-bobby-work'],
+      ['OPENAI_API_KEY', 'sk-unrelated'],
+    ]) {
+      expect((await runCli(['config', 'set', name as string, value as string], { env })).code).toBe(
+        EXIT.ok,
+      );
+    }
+    const removed = await runCli(['peer', 'remove', 'bob', '--json'], { env });
+    expect(removed.code).toBe(EXIT.ok);
+    const left = await envFile();
+    expect(left).not.toContain('HERMES_PEER_BOB_KEY');
+    expect(left).not.toContain('HERMES_PEER_BOB__');
+    expect(left).not.toContain('key-of-bob-');
+    for (const kept of [
+      'HERMES_PEER_BOBBY_KEY=key-of-bobby',
+      'HERMES_PEER_BOBBY__WORK_KEY=key-of-bobby-work',
+      'OPENAI_API_KEY=sk-unrelated',
+    ]) {
+      expect(left).toContain(kept);
+    }
+    expect(parseJson(removed)).toEqual({
+      peer: 'bob',
+      removed: true,
+      removed_keys: [
+        'HERMES_PEER_BOB_KEY',
+        'HERMES_PEER_BOB__HOME_LAB_KEY',
+        'HERMES_PEER_BOB__WORK_KEY',
+      ],
+    });
+    await runCli(['peer', 'add', 'carol', 'http://127.0.0.1:7', '--key', 'key-of-carol'], { env });
+    const plain = await runCli(['peer', 'remove', 'carol'], { env });
+    expect(plain.stdout).toBe('Removed peer carol and HERMES_PEER_CAROL_KEY from .env.\n');
+  });
+
+  it("keeps a profile key of a removed peer that an older config's other peer uses as its own", async () => {
+    const { env, home } = await testHome();
+    const { readFile } = await import('node:fs/promises');
+    // Written before names were checked for clashes: HERMES_PEER_A__B_KEY is peer a__b's key.
+    await writeFile(
+      path.join(home, 'config.yaml'),
+      'bot_peers:\n  a:\n    url: http://127.0.0.1:9\n  a__b:\n    url: http://127.0.0.1:8\n',
+      { mode: 0o600 },
+    );
+    await writeFile(
+      path.join(home, '.env'),
+      'HERMES_PEER_A_KEY=key-of-a\nHERMES_PEER_A__C_KEY=key-of-a-profile-c\nHERMES_PEER_A__B_KEY=key-of-peer-a__b\nHERMES_PEER_A__B__D_KEY=key-of-a__b-profile-d\n',
+      { mode: 0o600 },
+    );
+    const removed = await runCli(['peer', 'remove', 'a'], { env });
+    expect(removed.code).toBe(EXIT.ok);
+    expect(removed.stderr).toContain("kept HERMES_PEER_A__B_KEY: peer 'a__b' still uses it");
+    expect(removed.stderr).toContain("kept HERMES_PEER_A__B__D_KEY: peer 'a__b' still uses it");
+    expect(await readFile(path.join(home, '.env'), 'utf8')).toBe(
+      'HERMES_PEER_A__B_KEY=key-of-peer-a__b\nHERMES_PEER_A__B__D_KEY=key-of-a__b-profile-d\n',
+    );
+  });
+
   it('refuses a peer whose key variable another peer already uses (a-b and a_b, a and a__b)', async () => {
     const { env, home } = await testHome();
     const { readFile } = await import('node:fs/promises');

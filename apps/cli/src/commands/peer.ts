@@ -8,6 +8,7 @@ import {
   readEnvFile,
   setConfigValue,
   setEnvValue,
+  setEnvValues,
   writeConfigDocument,
 } from '@hermes/config';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
@@ -191,20 +192,44 @@ function unknownPeer(name: string): CliError {
   });
 }
 
+/** Whether peer `peer` reads `variable`: its own key, or the key of one of its profiles. */
+function peerReads(peer: string, variable: string): boolean {
+  if (variable === peerKeyName(peer)) return true;
+  const profilePrefix = `HERMES_PEER_${keyPart(peer)}__`;
+  return (
+    variable.startsWith(profilePrefix) &&
+    /^[A-Z0-9][A-Z0-9_]*_KEY$/.test(variable.slice(profilePrefix.length))
+  );
+}
+
 export async function peerRemove(context: CommandContext, args: Positional): Promise<number> {
   const name = textArg(args, 0).trim().toLowerCase();
   if (!readPeers(context.home).some((peer) => peer.name === name)) throw unknownPeer(name);
   const { document } = readConfigDocument(context.home);
   document.deleteIn(['bot_peers', name]);
   writeConfigDocument(document, context.home);
-  // A config written before names were checked for clashes can hold two peers with one key
-  // variable (`a-b`, `a_b`): the key stays while another peer still reads it.
-  const keyName = peerKeyName(name);
-  const sharer = readPeers(context.home).find((peer) => peerKeyName(peer.name) === keyName);
-  if (sharer) context.output.warn(`kept ${keyName}: peer '${sharer.name}' still uses it`);
-  else setEnvValue(keyName, undefined, context.home);
-  if (context.output.json) context.output.printJson({ peer: name, removed: true });
-  else context.output.line(`Removed peer ${name}.`);
+  // Its own key and every profile key (`HERMES_PEER_<NAME>__<PROFILE>_KEY`) go, in one write.
+  // A config written before names were checked for clashes can hold two peers that read one
+  // variable (`a-b` and `a_b`; `a__b`'s key is `a/b`'s): it stays while another peer reads it.
+  const others = readPeers(context.home);
+  const removedKeys: string[] = [];
+  for (const variable of Object.keys(readEnvFile(context.home)).sort()) {
+    if (!peerReads(name, variable)) continue;
+    const sharer = others.find((peer) => peerReads(peer.name, variable));
+    if (sharer) context.output.warn(`kept ${variable}: peer '${sharer.name}' still uses it`);
+    else removedKeys.push(variable);
+  }
+  setEnvValues(
+    Object.fromEntries(removedKeys.map((variable) => [variable, undefined])),
+    context.home,
+  );
+  if (context.output.json) {
+    context.output.printJson({ peer: name, removed: true, removed_keys: removedKeys });
+  } else {
+    context.output.line(
+      `Removed peer ${name}${removedKeys.length > 0 ? ` and ${removedKeys.join(', ')} from .env` : ''}.`,
+    );
+  }
   return EXIT.ok;
 }
 

@@ -226,6 +226,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .command('delete')
     .description('delete a session and its messages for good')
     .argument('<session>', 'id, id prefix or title')
+    .option('--cascade', 'delete the whole compressed conversation the session is part of')
     .option('-y, --yes', 'do not ask (required when not on a terminal)')
     .option('--json', 'print as JSON')
     .action(run(async () => (await sessionsModule()).sessionsDelete));

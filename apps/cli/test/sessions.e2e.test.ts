@@ -114,6 +114,68 @@ describe('hermes sessions', () => {
     expect(await ids('--all')).toEqual([`${trip}:Lyon weekend`]);
   });
 
+  it('deletes a compressed conversation only whole, and only with --cascade (exit 2 before, nothing deleted)', async () => {
+    const { env, home } = await testHome();
+    const { trip, notes } = await seed(home);
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    const root = await store.createSession({ source: 'cli', title: 'Long chat' });
+    await store.appendMessage(root.id, { role: 'user', content: 'hello' });
+    const middle = await store.publishCompressionChild({ parentId: root.id, summary: 'one' });
+    const tip = await store.publishCompressionChild({ parentId: middle, summary: 'two' });
+    await store.appendMessage(tip, { role: 'user', content: 'and later' });
+    await store.close();
+    const lineage = [root.id, middle, tip].sort();
+    const stored = async () => {
+      const reader = await openSessionStore({ path: path.join(home, 'state.db') });
+      try {
+        const sessions = [root.id, middle, tip, trip, notes].filter((id) => reader.getSession(id));
+        const messages = ['hello', 'later'].flatMap((word) => reader.searchMessages(word).hits);
+        return { sessions, messages: messages.length };
+      } finally {
+        await reader.close();
+      }
+    };
+
+    for (const reference of ['Long chat', root.id, tip]) {
+      const refused = await runCli(['sessions', 'delete', reference, '--yes'], { env });
+      expect(refused.code, reference).toBe(EXIT.usage);
+      expect(refused.stdout, reference).toBe('');
+      expect(refused.stderr, reference).toContain('compressed conversation of 3 sessions');
+      expect(refused.stderr, reference).toContain('--cascade');
+    }
+    const asJson = await runCli(['sessions', 'delete', tip, '--yes', '--json'], { env });
+    expect(asJson.code).toBe(EXIT.usage);
+    expect(parseJson<{ error: { code: string } }>(asJson).error.code).toBe(
+      'delete_cascade_requires_confirmation',
+    );
+    // --cascade is what to delete; --yes still answers the question nobody can be asked here.
+    const unconfirmed = await runCli(['sessions', 'delete', tip, '--cascade'], { env });
+    expect(unconfirmed.code).toBe(EXIT.usage);
+    expect(unconfirmed.stderr).toContain('--yes');
+    expect(await stored()).toEqual({ sessions: [root.id, middle, tip, trip, notes], messages: 2 });
+
+    const deleted = await runCli(['sessions', 'delete', middle, '--cascade', '--yes', '--json'], {
+      env,
+    });
+    expect(deleted.code).toBe(EXIT.ok);
+    const answer = parseJson<{ id: string; deleted: boolean; deleted_sessions: string[] }>(deleted);
+    expect(answer).toMatchObject({ id: middle, deleted: true });
+    expect([...answer.deleted_sessions].sort()).toEqual(lineage);
+    expect(await stored()).toEqual({ sessions: [trip, notes], messages: 0 });
+    const store2 = await openSessionStore({ path: path.join(home, 'state.db') });
+    const pair = await store2.createSession({ source: 'cli', title: 'Short chat' });
+    await store2.publishCompressionChild({ parentId: pair.id, summary: 'one' });
+    await store2.close();
+    const human = await runCli(['sessions', 'delete', 'Short chat', '--cascade', '--yes'], { env });
+    expect(human.stdout).toBe(
+      `Deleted "Short chat" (${pair.id}) and the 1 other session of its compressed conversation.\n`,
+    );
+    // One session alone needs no --cascade, and takes it without harm.
+    const single = await runCli(['sessions', 'delete', notes, '--cascade', '--yes'], { env });
+    expect(single.code).toBe(EXIT.ok);
+    expect(single.stdout).toBe(`Deleted "Notes" (${notes}).\n`);
+  });
+
   it('says no session matches a filter instead of "no sessions yet"', async () => {
     const { env, home } = await testHome();
     await seed(home);

@@ -330,19 +330,50 @@ export async function sessionsDelete(
   return withStore(context.home, async (store) => {
     const session = resolveSession(store, textArg(args, 0));
     const label = session.title ? `"${session.title}" (${session.id})` : session.id;
+    // A compressed conversation is one unit, as the gateway's DELETE treats it: deleting one of
+    // its sessions alone would leave the rest listed under another id, untitled.
+    const lineage = store.getLineageIds(session.id);
+    const whole = lineage.length > 1;
+    if (whole && options.cascade !== true) {
+      throw new CliError({
+        code: 'delete_cascade_requires_confirmation',
+        message: `${label} is part of a compressed conversation of ${lineage.length} sessions (${lineage.join(', ')}): deleting it deletes all of them`,
+        hint: 'Pass --cascade to delete the whole conversation',
+        exitCode: EXIT.usage,
+      });
+    }
+    const messageCount = whole
+      ? lineage.reduce((sum, id) => sum + (store.getSession(id)?.messageCount ?? 0), 0)
+      : session.messageCount;
     const confirmed = await confirm(
-      `Delete session ${label} and its ${session.messageCount} messages?`,
-      {
-        yes: options.yes === true,
-      },
+      whole
+        ? `Delete the compressed conversation ${label}: ${lineage.length} sessions and their ${messageCount} messages?`
+        : `Delete session ${label} and its ${messageCount} messages?`,
+      { yes: options.yes === true },
     );
     if (!confirmed) {
       context.output.note('Nothing deleted.');
       return EXIT.failure;
     }
-    await store.deleteSession(session.id);
-    if (context.output.json) context.output.printJson({ id: session.id, deleted: true });
-    else context.output.line(`Deleted ${label}.`);
+    const deleted = whole
+      ? await store.deleteLineage(session.id)
+      : (await store.deleteSession(session.id))
+        ? [session.id]
+        : [];
+    if (context.output.json) {
+      context.output.printJson({
+        id: session.id,
+        deleted: deleted.length > 0,
+        deleted_sessions: deleted,
+      });
+    } else if (whole) {
+      const others = deleted.length - 1;
+      context.output.line(
+        `Deleted ${label} and the ${others} other session${others === 1 ? '' : 's'} of its compressed conversation.`,
+      );
+    } else {
+      context.output.line(`Deleted ${label}.`);
+    }
     return EXIT.ok;
   });
 }

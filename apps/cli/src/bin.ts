@@ -66,7 +66,11 @@ const helpOnly =
     : parsed.argv[0] === 'help' || parsed.argv.includes('--help') || parsed.argv.includes('-h'));
 
 let profileWarning: string | undefined;
+// HERMES_HOME chose the home: a folder of the user's choosing, which may be mistyped (a profile
+// named with -p or `profile use` must exist; the default ~/.hermes is empty before its first use).
+let homeNamed = false;
 if (!helpOnly) {
+  const named = process.env.HERMES_HOME?.trim();
   const config: typeof import('./select-home.js') = await import(
     new URL('./select-home.js', import.meta.url).href
   );
@@ -74,6 +78,11 @@ if (!helpOnly) {
     const selection = config.selectProfileHome({ profile: parsed.profile });
     process.env.HERMES_HOME = selection.home;
     profileWarning = selection.warning;
+    homeNamed =
+      selection.source === 'env' ||
+      (selection.source === 'default' &&
+        !!named &&
+        selection.home !== config.getPlatformDefaultHome());
   } catch (error) {
     if (!config.HermesConfigError.isInstance(error)) throw error;
     fail(
@@ -97,8 +106,9 @@ if (first === 'gateway' && second === 'status' && flags.every((flag) => statusFl
     json: flags.includes('--json'),
     debug: flags.includes('--debug'),
     version: version(),
+    homeNamed,
   });
 } else {
   const { main } = await import('./main.js');
-  process.exitCode = await main(process.argv.slice(2), { version: version() });
+  process.exitCode = await main(process.argv.slice(2), { version: version(), homeNamed });
 }

@@ -8,6 +8,11 @@ export interface CommandContext {
   readonly version: string;
   /** The process home: `HERMES_HOME` as the bootstrap set it (profile applied). */
   readonly home: string;
+  /**
+   * `HERMES_HOME` chose the home (a folder of the user's choosing, not `-p`, the sticky profile or
+   * the default `~/.hermes`): it may be mistyped.
+   */
+  readonly homeNamed: boolean;
 }
 
 /** A command's body: resolves to an exit code (default 0). */

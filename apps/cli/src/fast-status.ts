@@ -10,6 +10,7 @@ export async function runGatewayStatus(options: {
   json: boolean;
   debug: boolean;
   version: string;
+  homeNamed: boolean;
 }): Promise<number> {
   const output = createOutput({ json: options.json });
   const context: CommandContext = {
@@ -17,6 +18,7 @@ export async function runGatewayStatus(options: {
     debug: options.debug,
     version: options.version,
     home: process.env.HERMES_HOME ?? '',
+    homeNamed: options.homeNamed,
   };
   try {
     return await gatewayStatus(context);

@@ -3,6 +3,7 @@ import { jsonRequested } from './bootstrap/profile-argv.js';
 import type { CommandContext, Positional } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { helpArguments } from './help-request.js';
+import { requireNamedHome } from './home-check.js';
 import { createOutput } from './output/output.js';
 import { reportError } from './report-error.js';
 
@@ -11,6 +12,8 @@ type Handler = (context: CommandContext, args: Positional, options: Options) => 
 
 export interface MainOptions {
   readonly version: string;
+  /** `HERMES_HOME` chose the home (see `CommandContext.homeNamed`). */
+  readonly homeNamed?: boolean;
 }
 
 function integerOption(name: string, min: number, max: number) {
@@ -56,9 +59,13 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
   let debug = argv.includes('--debug');
   const program = new Command('hermes');
 
-  /** Wraps a lazily imported command body: parse → context → run → exit code or error report. */
+  /**
+   * Wraps a lazily imported command body: parse → context → run → exit code or error report.
+   * `readsHome`: the command reads what the home holds, so a home that is not there is refused
+   * when it was named (a mistyped `HERMES_HOME`) rather than shown as empty.
+   */
   const run =
-    (load: () => Promise<Handler>) =>
+    (load: () => Promise<Handler>, runOptions: { readsHome?: boolean } = {}) =>
     async (...actionArgs: unknown[]): Promise<void> => {
       const command = actionArgs.at(-1) as Command;
       const commandOptions = command.opts<Options>();
@@ -73,8 +80,10 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
         debug,
         version: options.version,
         home: process.env.HERMES_HOME ?? '',
+        homeNamed: options.homeNamed === true,
       };
       try {
+        if (runOptions.readsHome) requireNamedHome(context);
         const handler = await load();
         const result = await handler(context, positional, commandOptions);
         exitCode = typeof result === 'number' ? result : EXIT.ok;
@@ -82,6 +91,9 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
         exitCode = reportError(error, { output, debug });
       }
     };
+
+  // Commands that work on what the home holds (rather than create it, or describe it).
+  const reads = { readsHome: true } as const;
 
   program
     .description(
@@ -183,7 +195,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .option('--source <source>', 'only this source (cli, api_server, telegram, …)')
     .option('--search <text>', 'only titles or ids containing this')
     .option('--json', 'print as JSON')
-    .action(run(async () => (await sessionsModule()).sessionsList));
+    .action(run(async () => (await sessionsModule()).sessionsList, reads));
   sessions
     .command('show')
     .description('show a session and its messages')
@@ -194,21 +206,21 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
       integerOption('--limit', 0, 100_000),
     )
     .option('--json', 'print as JSON')
-    .action(run(async () => (await sessionsModule()).sessionsShow));
+    .action(run(async () => (await sessionsModule()).sessionsShow, reads));
   sessions
     .command('search')
     .description('search message text (words, "phrases", prefix*)')
     .argument('<query...>', 'what to look for')
     .option('-n, --limit <n>', 'how many hits (default 20)', integerOption('--limit', 1, 200))
     .option('--json', 'print as JSON')
-    .action(run(async () => (await sessionsModule()).sessionsSearch));
+    .action(run(async () => (await sessionsModule()).sessionsSearch, reads));
   sessions
     .command('rename')
     .description('give a session a new title')
     .argument('<session>', 'id, id prefix or title')
     .argument('<title...>', 'the new title')
     .option('--json', 'print as JSON')
-    .action(run(async () => (await sessionsModule()).sessionsRename));
+    .action(run(async () => (await sessionsModule()).sessionsRename, reads));
   for (const [name, description] of [
     ['archive', 'archive a session (and its compression lineage)'],
     ['unarchive', 'bring an archived session back'],
@@ -220,7 +232,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
       .description(description)
       .argument('<session>', 'id, id prefix or title')
       .option('--json', 'print as JSON')
-      .action(run(async () => (await sessionsModule()).sessionsFlag(name)));
+      .action(run(async () => (await sessionsModule()).sessionsFlag(name), reads));
   }
   sessions
     .command('delete')
@@ -229,7 +241,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .option('--cascade', 'delete the whole compressed conversation the session is part of')
     .option('-y, --yes', 'do not ask (required when not on a terminal)')
     .option('--json', 'print as JSON')
-    .action(run(async () => (await sessionsModule()).sessionsDelete));
+    .action(run(async () => (await sessionsModule()).sessionsDelete, reads));
   sessions
     .command('export')
     .description('export a session as JSON lines or Markdown')
@@ -238,7 +250,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
       new Option('--format <format>', 'output format').choices(['jsonl', 'md']).default('jsonl'),
     )
     .option('-o, --output <file>', 'write to a file instead of stdout')
-    .action(run(async () => (await sessionsModule()).sessionsExport));
+    .action(run(async () => (await sessionsModule()).sessionsExport, reads));
 
   // peer ------------------------------------------------------------------------------------
   const peer = program.command('peer').description('other Hermes installs you can message');
@@ -256,13 +268,13 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .command('list')
     .description('list registered peers')
     .option('--json', 'print as JSON')
-    .action(run(async () => (await peerModule()).peerList));
+    .action(run(async () => (await peerModule()).peerList, reads));
   peer
     .command('remove')
     .description('forget a peer (and its key)')
     .argument('<name>', 'the peer')
     .option('--json', 'print as JSON')
-    .action(run(async () => (await peerModule()).peerRemove));
+    .action(run(async () => (await peerModule()).peerRemove, reads));
   peer
     .command('dm')
     .description("send a message to a peer's Bot Chat and print the reply")
@@ -271,7 +283,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .option('--author <name>', 'who is writing (default $HERMES_PEER_AUTHOR)')
     .option('--timeout <seconds>', 'how long to wait for the reply (default 600)', secondsOption)
     .option('--json', 'print as JSON')
-    .action(run(async () => (await peerModule()).peerDm));
+    .action(run(async () => (await peerModule()).peerDm, reads));
 
   // profile ---------------------------------------------------------------------------------
   const profile = program
@@ -322,7 +334,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .description('list toolsets and whether they are enabled')
     .addOption(platformOption())
     .option('--json', 'print as JSON')
-    .action(run(async () => (await toolsModule()).toolsList));
+    .action(run(async () => (await toolsModule()).toolsList, reads));
   tools
     .command('enable')
     .description('enable toolsets for a platform')
@@ -347,7 +359,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .argument('[key]', 'dotted key, e.g. model.default')
     .option('--reveal', 'print secret values instead of masking them')
     .option('--json', 'print as JSON')
-    .action(run(async () => (await configModule()).configGet));
+    .action(run(async () => (await configModule()).configGet, reads));
   config
     .command('set')
     .description('change a setting (comments and other keys are kept); UPPER_CASE names go to .env')

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { openSessionStore, type SessionRecord, type SessionStore } from '@hermes/session-store';
 import { CliError } from './errors.js';
@@ -22,11 +23,21 @@ export async function withStore<T>(
 }
 
 /**
- * Finds the session a person named: an exact id, an exact title (hidden ones too), the newest of a
- * numbered title lineage (`Trip #2`), or a unique id prefix. Unknown → `session_not_found` (exit 1);
- * a prefix that fits several → `session_ambiguous`, listing them.
+ * Runs `work` with the profile's store when its `state.db` exists; otherwise returns `missing()`
+ * without opening anything, so a command that only reads (or finds nothing to change) never
+ * creates a `state.db` — nor the home around it.
  */
-export function resolveSession(store: SessionStore, reference: string): SessionRecord {
+export async function withExistingStore<T>(
+  home: string,
+  work: (store: SessionStore) => Promise<T>,
+  missing: () => T,
+): Promise<T> {
+  if (!existsSync(path.join(home, 'state.db'))) return missing();
+  return withStore(home, work);
+}
+
+/** A session reference from the command line, trimmed; blank is a usage error. */
+export function sessionReference(reference: string): string {
   const wanted = reference.trim();
   if (wanted === '') {
     throw new CliError({
@@ -35,6 +46,24 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
       exitCode: 2,
     });
   }
+  return wanted;
+}
+
+export function sessionNotFound(reference: string): CliError {
+  return new CliError({
+    code: 'session_not_found',
+    message: `no session matches "${oneLine(reference, 80)}"`,
+    hint: 'List them with: hermes sessions list (--all includes archived and hidden ones)',
+  });
+}
+
+/**
+ * Finds the session a person named: an exact id, an exact title (hidden ones too), the newest of a
+ * numbered title lineage (`Trip #2`), or a unique id prefix. Unknown → `session_not_found` (exit 1);
+ * a prefix that fits several → `session_ambiguous`, listing them.
+ */
+export function resolveSession(store: SessionStore, reference: string): SessionRecord {
+  const wanted = sessionReference(reference);
   const byId = store.getSession(wanted);
   if (byId) return byId;
   // A reference longer than any title names no title: both lookups answer nothing for it.
@@ -61,9 +90,5 @@ export function resolveSession(store: SessionStore, reference: string): SessionR
       hint: 'Give more of the id, or the exact title',
     });
   }
-  throw new CliError({
-    code: 'session_not_found',
-    message: `no session matches "${oneLine(wanted, 80)}"`,
-    hint: 'List them with: hermes sessions list (--all includes archived and hidden ones)',
-  });
+  throw sessionNotFound(wanted);
 }

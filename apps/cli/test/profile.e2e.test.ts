@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
 import { parseJson, runCli, testHome } from './helpers.js';
@@ -32,10 +33,23 @@ describe('hermes profile', () => {
 
     expect((await runCli(['profile', 'use', 'work'], { env })).code).toBe(0);
     expect(readFileSync(path.join(home, 'active_profile'), 'utf8')).toBe('work\n');
-    // Every command now runs in the work profile: its state.db is created there.
-    expect((await runCli(['sessions', 'list'], { env })).code).toBe(0);
-    expect(existsSync(path.join(home, 'profiles', 'work', 'state.db'))).toBe(true);
-    expect(existsSync(path.join(home, 'state.db'))).toBe(false);
+    // Every command now runs in the work profile: a command that writes writes there (a command
+    // that only reads creates nothing), and one that reads reads there.
+    expect((await runCli(['config', 'set', 'model.default', 'work-model'], { env })).code).toBe(0);
+    expect(existsSync(path.join(home, 'profiles', 'work', 'config.yaml'))).toBe(true);
+    expect(existsSync(path.join(home, 'config.yaml'))).toBe(false);
+    for (const [folder, title] of [
+      [path.join(home, 'profiles', 'work'), 'In work'],
+      [home, 'In default'],
+    ] as const) {
+      const store = await openSessionStore({ path: path.join(folder, 'state.db') });
+      await store.createSession({ source: 'cli', title });
+      await store.close();
+    }
+    const inWork = parseJson<{ sessions: { title: string }[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    );
+    expect(inWork.sessions.map((session) => session.title)).toEqual(['In work']);
     const shown = parseJson<{ profile: string; sticky: boolean }>(
       await runCli(['profile', 'show', '--json'], { env }),
     );

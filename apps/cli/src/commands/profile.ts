@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import {
   createProfile,
   DEFAULT_PROFILE_NAME,
@@ -166,7 +167,9 @@ export async function profileShow(context: CommandContext, args: Positional): Pr
   output.line(
     `${styles.bold('profile')}  ${name}${info.sticky ? styles.dim(' (default for hermes)') : ''}`,
   );
-  output.line(`${styles.bold('home')}     ${home}`);
+  output.line(
+    `${styles.bold('home')}     ${home}${existsSync(home) ? '' : styles.yellow(' (does not exist yet)')}`,
+  );
   output.line(
     `${styles.bold('config')}   ${configExists ? 'config.yaml' : styles.dim('no config.yaml (defaults)')}`,
   );

@@ -3,6 +3,7 @@ import {
   type MessageRecord,
   readAllMessages,
   type SessionListItem,
+  type SessionListPage,
   type SessionRecord,
   SessionStoreError,
   sanitizeTitle,
@@ -13,7 +14,7 @@ import { CliError, usageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { formatAge, formatTime, oneLine } from '../output/format.js';
 import { confirm } from '../prompt.js';
-import { resolveSession, withStore } from '../store.js';
+import { resolveSession, sessionNotFound, sessionReference, withExistingStore } from '../store.js';
 
 function sessionJson(session: SessionRecord | SessionListItem) {
   return {
@@ -61,22 +62,30 @@ function messageJson(message: MessageRecord) {
   };
 }
 
+/** Without a `state.db` no session matches anything (a blank reference is still a usage error). */
+function noSession(args: Positional): never {
+  throw sessionNotFound(sessionReference(textArg(args, 0)));
+}
+
 export async function sessionsList(
   context: CommandContext,
   _args: Positional,
   options: CommandOptions,
 ): Promise<number> {
   const limit = typeof options.limit === 'number' ? options.limit : 20;
-  const page = await withStore(context.home, async (store) =>
-    store.listSessionsRich({
-      limit,
-      offset: typeof options.offset === 'number' ? options.offset : 0,
-      includeTotal: true,
-      ...(options.archived === true ? { archivedOnly: true } : {}),
-      ...(options.all === true ? { includeArchived: true, includeHidden: true } : {}),
-      ...(typeof options.source === 'string' ? { source: options.source } : {}),
-      ...(typeof options.search === 'string' ? { searchQuery: options.search } : {}),
-    }),
+  const page = await withExistingStore(
+    context.home,
+    async (store) =>
+      store.listSessionsRich({
+        limit,
+        offset: typeof options.offset === 'number' ? options.offset : 0,
+        includeTotal: true,
+        ...(options.archived === true ? { archivedOnly: true } : {}),
+        ...(options.all === true ? { includeArchived: true, includeHidden: true } : {}),
+        ...(typeof options.source === 'string' ? { source: options.source } : {}),
+        ...(typeof options.search === 'string' ? { searchQuery: options.search } : {}),
+      }),
+    (): SessionListPage => ({ sessions: [], total: 0, hasMore: false, nextCursor: null }),
   );
   const { output } = context;
   if (output.json) {
@@ -166,11 +175,19 @@ export async function sessionsShow(
   options: CommandOptions,
 ): Promise<number> {
   const limit = typeof options.limit === 'number' ? options.limit : 50;
-  const { session, messages, tip } = await withStore(context.home, async (store) => {
-    const found = resolveSession(store, textArg(args, 0));
-    const all = limit === 0 ? [] : readAllMessages(store, found.id);
-    return { session: found, messages: all.slice(-limit), tip: store.getCompressionTip(found.id) };
-  });
+  const { session, messages, tip } = await withExistingStore(
+    context.home,
+    async (store) => {
+      const found = resolveSession(store, textArg(args, 0));
+      const all = limit === 0 ? [] : readAllMessages(store, found.id);
+      return {
+        session: found,
+        messages: all.slice(-limit),
+        tip: store.getCompressionTip(found.id),
+      };
+    },
+    () => noSession(args),
+  );
   const { output } = context;
   if (output.json) {
     output.printJson({
@@ -228,8 +245,14 @@ export async function sessionsSearch(
   options: CommandOptions,
 ): Promise<number> {
   const query = textArg(args, 0);
-  const result = await withStore(context.home, async (store) =>
-    store.searchMessages(query, { limit: typeof options.limit === 'number' ? options.limit : 20 }),
+  const result = await withExistingStore(
+    context.home,
+    async (store) =>
+      store.searchMessages(query, {
+        limit: typeof options.limit === 'number' ? options.limit : 20,
+      }),
+    // What the store answers when there is nothing to search.
+    () => ({ hits: [], mode: 'fts' as const }),
   );
   const { output } = context;
   if (output.json) {
@@ -286,11 +309,15 @@ function titleArg(raw: string): string {
 
 export async function sessionsRename(context: CommandContext, args: Positional): Promise<number> {
   const title = titleArg(textArg(args, 1));
-  const session = await withStore(context.home, async (store) => {
-    const found = resolveSession(store, textArg(args, 0));
-    await store.setTitle(found.id, title, { source: 'user' });
-    return store.requireSession(found.id);
-  });
+  const session = await withExistingStore(
+    context.home,
+    async (store) => {
+      const found = resolveSession(store, textArg(args, 0));
+      await store.setTitle(found.id, title, { source: 'user' });
+      return store.requireSession(found.id);
+    },
+    () => noSession(args),
+  );
   if (context.output.json) context.output.printJson({ session: sessionJson(session) });
   else context.output.line(`Renamed ${session.id} to "${session.title}".`);
   return EXIT.ok;
@@ -300,14 +327,18 @@ type Flag = 'archive' | 'unarchive' | 'hide' | 'unhide';
 
 export function sessionsFlag(flag: Flag) {
   return async (context: CommandContext, args: Positional): Promise<number> => {
-    const { session, changed } = await withStore(context.home, async (store) => {
-      const found = resolveSession(store, textArg(args, 0));
-      let count: number;
-      if (flag === 'archive' || flag === 'unarchive')
-        count = await store.setArchived(found.id, flag === 'archive');
-      else count = await store.setHidden(found.id, flag === 'hide');
-      return { session: store.requireSession(found.id), changed: count };
-    });
+    const { session, changed } = await withExistingStore(
+      context.home,
+      async (store) => {
+        const found = resolveSession(store, textArg(args, 0));
+        let count: number;
+        if (flag === 'archive' || flag === 'unarchive')
+          count = await store.setArchived(found.id, flag === 'archive');
+        else count = await store.setHidden(found.id, flag === 'hide');
+        return { session: store.requireSession(found.id), changed: count };
+      },
+      () => noSession(args),
+    );
     if (context.output.json) {
       context.output.printJson({ session: sessionJson(session), changed });
       return EXIT.ok;
@@ -327,55 +358,59 @@ export async function sessionsDelete(
   args: Positional,
   options: CommandOptions,
 ): Promise<number> {
-  return withStore(context.home, async (store) => {
-    const session = resolveSession(store, textArg(args, 0));
-    const label = session.title ? `"${session.title}" (${session.id})` : session.id;
-    // A compressed conversation is one unit, as the gateway's DELETE treats it: deleting one of
-    // its sessions alone would leave the rest listed under another id, untitled.
-    const lineage = store.getLineageIds(session.id);
-    const whole = lineage.length > 1;
-    if (whole && options.cascade !== true) {
-      throw new CliError({
-        code: 'delete_cascade_requires_confirmation',
-        message: `${label} is part of a compressed conversation of ${lineage.length} sessions (${lineage.join(', ')}): deleting it deletes all of them`,
-        hint: 'Pass --cascade to delete the whole conversation',
-        exitCode: EXIT.usage,
-      });
-    }
-    const messageCount = whole
-      ? lineage.reduce((sum, id) => sum + (store.getSession(id)?.messageCount ?? 0), 0)
-      : session.messageCount;
-    const confirmed = await confirm(
-      whole
-        ? `Delete the compressed conversation ${label}: ${lineage.length} sessions and their ${messageCount} messages?`
-        : `Delete session ${label} and its ${messageCount} messages?`,
-      { yes: options.yes === true },
-    );
-    if (!confirmed) {
-      context.output.note('Nothing deleted.');
-      return EXIT.failure;
-    }
-    const deleted = whole
-      ? await store.deleteLineage(session.id)
-      : (await store.deleteSession(session.id))
-        ? [session.id]
-        : [];
-    if (context.output.json) {
-      context.output.printJson({
-        id: session.id,
-        deleted: deleted.length > 0,
-        deleted_sessions: deleted,
-      });
-    } else if (whole) {
-      const others = deleted.length - 1;
-      context.output.line(
-        `Deleted ${label} and the ${others} other session${others === 1 ? '' : 's'} of its compressed conversation.`,
+  return withExistingStore(
+    context.home,
+    async (store) => {
+      const session = resolveSession(store, textArg(args, 0));
+      const label = session.title ? `"${session.title}" (${session.id})` : session.id;
+      // A compressed conversation is one unit, as the gateway's DELETE treats it: deleting one of
+      // its sessions alone would leave the rest listed under another id, untitled.
+      const lineage = store.getLineageIds(session.id);
+      const whole = lineage.length > 1;
+      if (whole && options.cascade !== true) {
+        throw new CliError({
+          code: 'delete_cascade_requires_confirmation',
+          message: `${label} is part of a compressed conversation of ${lineage.length} sessions (${lineage.join(', ')}): deleting it deletes all of them`,
+          hint: 'Pass --cascade to delete the whole conversation',
+          exitCode: EXIT.usage,
+        });
+      }
+      const messageCount = whole
+        ? lineage.reduce((sum, id) => sum + (store.getSession(id)?.messageCount ?? 0), 0)
+        : session.messageCount;
+      const confirmed = await confirm(
+        whole
+          ? `Delete the compressed conversation ${label}: ${lineage.length} sessions and their ${messageCount} messages?`
+          : `Delete session ${label} and its ${messageCount} messages?`,
+        { yes: options.yes === true },
       );
-    } else {
-      context.output.line(`Deleted ${label}.`);
-    }
-    return EXIT.ok;
-  });
+      if (!confirmed) {
+        context.output.note('Nothing deleted.');
+        return EXIT.failure;
+      }
+      const deleted = whole
+        ? await store.deleteLineage(session.id)
+        : (await store.deleteSession(session.id))
+          ? [session.id]
+          : [];
+      if (context.output.json) {
+        context.output.printJson({
+          id: session.id,
+          deleted: deleted.length > 0,
+          deleted_sessions: deleted,
+        });
+      } else if (whole) {
+        const others = deleted.length - 1;
+        context.output.line(
+          `Deleted ${label} and the ${others} other session${others === 1 ? '' : 's'} of its compressed conversation.`,
+        );
+      } else {
+        context.output.line(`Deleted ${label}.`);
+      }
+      return EXIT.ok;
+    },
+    () => noSession(args),
+  );
 }
 
 function markdownOf(session: SessionRecord, messages: readonly MessageRecord[]): string {
@@ -434,10 +469,14 @@ export async function sessionsExport(
   options: CommandOptions,
 ): Promise<number> {
   const format = options.format === 'md' ? 'md' : 'jsonl';
-  const { session, messages } = await withStore(context.home, async (store) => {
-    const found = resolveSession(store, textArg(args, 0));
-    return { session: found, messages: readAllMessages(store, found.id) };
-  });
+  const { session, messages } = await withExistingStore(
+    context.home,
+    async (store) => {
+      const found = resolveSession(store, textArg(args, 0));
+      return { session: found, messages: readAllMessages(store, found.id) };
+    },
+    () => noSession(args),
+  );
   const text =
     format === 'md'
       ? markdownOf(session, messages)

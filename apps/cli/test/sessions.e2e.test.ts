@@ -48,6 +48,16 @@ async function seed(home: string) {
   return { trip: trip.id, notes: notes.id };
 }
 
+/** The C0 (but newline and tab), DEL and C1 characters in `text`: what a terminal acts on. */
+function controlCharacters(text: string): string[] {
+  return [...text].filter((character) => {
+    const code = character.codePointAt(0) ?? 0;
+    return (
+      (code < 0x20 && character !== '\n' && character !== '\t') || (code >= 0x7f && code <= 0x9f)
+    );
+  });
+}
+
 describe('hermes sessions', () => {
   it('lists, shows (by id, prefix or title) and searches, as tables and as JSON', async () => {
     const { env, home } = await testHome();
@@ -238,6 +248,41 @@ describe('hermes sessions', () => {
       title: null,
       preview: 'Book a table for two',
     });
+  });
+
+  it('shows control characters from a conversation as visible text, never as terminal escapes', async () => {
+    const { env, home } = await testHome();
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    const session = await store.createSession({ source: 'api_server', title: 'Escapes' });
+    // Clears the screen, sets the window title, rings the bell, and a C1 CSI (U+009B).
+    const hostile = 'look \u001b[2J\u001b]0;pwned\u0007here \u009b31m and a\r\ttab';
+    await store.appendMessage(session.id, { role: 'user', content: hostile });
+    await store.appendMessage(session.id, {
+      role: 'assistant',
+      content: 'ok',
+      toolCalls: [
+        { id: 'c1', type: 'function', function: { name: 'terminal', arguments: '"\u001b[5m"' } },
+      ],
+    });
+    await store.close();
+    for (const args of [
+      ['sessions', 'list'],
+      ['sessions', 'show', 'Escapes'],
+      ['sessions', 'search', 'look'],
+    ]) {
+      const result = await runCli(args, { env });
+      expect(result.code, args.join(' ')).toBe(EXIT.ok);
+      expect(result.stdout, args.join(' ')).toContain('look ^[[2J^[]0;pwned^Ghere');
+      expect(controlCharacters(result.stdout), args.join(' ')).toEqual([]);
+    }
+    const shown = await runCli(['sessions', 'show', 'Escapes'], { env });
+    expect(shown.stdout).toContain('look ^[[2J^[]0;pwned^Ghere \\u009b31m and a^M\ttab');
+    expect(shown.stdout).toContain('→ terminal("^[[5m")');
+    // JSON is the data as stored.
+    const json = parseJson<{ messages: { content: string }[] }>(
+      await runCli(['sessions', 'show', 'Escapes', '--json'], { env }),
+    );
+    expect(json.messages[0]?.content).toBe(hostile);
   });
 
   it('lists whole rows on a terminal that reports no width', async () => {

@@ -12,7 +12,7 @@ import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { textArg } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { formatAge, formatTime, oneLine } from '../output/format.js';
+import { formatAge, formatTime, oneLine, printable } from '../output/format.js';
 import { confirm } from '../prompt.js';
 import { resolveSession, sessionNotFound, sessionReference, withExistingStore } from '../store.js';
 
@@ -198,7 +198,9 @@ export async function sessionsShow(
     return EXIT.ok;
   }
   const styles = output.styles;
-  output.line(`${styles.bold(session.title ?? '(untitled)')}  ${styles.cyan(session.id)}`);
+  output.line(
+    `${styles.bold(printable(session.title ?? '(untitled)'))}  ${styles.cyan(session.id)}`,
+  );
   output.line(
     styles.dim(
       [
@@ -228,13 +230,15 @@ export async function sessionsShow(
         ? styles.green('you')
         : message.role === 'assistant'
           ? styles.magenta('hermes')
-          : styles.dim(message.role + (message.toolName ? ` ${message.toolName}` : ''));
+          : styles.dim(printable(message.role + (message.toolName ? ` ${message.toolName}` : '')));
     output.line();
     output.line(`${role} ${styles.dim(formatTime(message.timestamp))}`);
     const content =
-      message.role === 'tool' ? oneLine(message.content, 200) : (message.content ?? '');
+      message.role === 'tool'
+        ? printable(oneLine(message.content, 200))
+        : printable(message.content ?? '', { multiline: true });
     if (content) output.line(message.role === 'tool' ? styles.dim(content) : content);
-    for (const call of renderToolCalls(message.toolCalls)) output.line(styles.dim(call));
+    for (const call of renderToolCalls(message.toolCalls)) output.line(styles.dim(printable(call)));
   }
   return EXIT.ok;
 }
@@ -276,13 +280,14 @@ export async function sessionsSearch(
   }
   const styles = output.styles;
   for (const hit of result.hits) {
-    const snippet = hit.snippet.replace(/>>>(.*?)<<</g, (_, match: string) =>
-      styles.bold(styles.yellow(match)),
+    const snippet = printable(oneLine(hit.snippet, 400)).replace(
+      />>>(.*?)<<</g,
+      (_, match: string) => styles.bold(styles.yellow(match)),
     );
     output.line(
-      `${styles.cyan(hit.sessionId)} ${styles.dim(`${hit.session.title ?? '(untitled)'} · ${hit.role} · ${formatTime(hit.timestamp)}`)}`,
+      `${styles.cyan(hit.sessionId)} ${styles.dim(printable(`${hit.session.title ?? '(untitled)'} · ${hit.role} · ${formatTime(hit.timestamp)}`))}`,
     );
-    output.line(`  ${oneLine(snippet, 400)}`);
+    output.line(`  ${snippet}`);
   }
   if (result.mode === 'like') {
     output.warn('the search index is being rebuilt; results come from a slower plain-text scan');

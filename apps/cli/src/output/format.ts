@@ -36,3 +36,22 @@ export function oneLine(text: string | null | undefined, max = 80): string {
   const flat = (text ?? '').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` with the characters a terminal acts on made visible: C0 controls as `^[`, `^G`, `^M`
+ * (newline and tab kept when `multiline`), DEL as `^?`, C1 controls as `\u009b`. What a
+ * conversation holds comes from any platform and any model: shown to a person, it must not clear
+ * the screen, retitle the window or colour what follows.
+ */
+export function printable(text: string, options: { multiline?: boolean } = {}): string {
+  return text.replace(CONTROL_CHARACTERS, (character) => {
+    if (options.multiline && (character === '\n' || character === '\t')) return character;
+    const code = character.charCodeAt(0);
+    if (code < 0x20) return `^${String.fromCharCode(code + 64)}`;
+    if (code === 0x7f) return '^?';
+    return `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}

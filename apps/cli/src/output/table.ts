@@ -1,3 +1,4 @@
+import { printable } from './format.js';
 import { type Styles, visibleLength } from './style.js';
 
 export interface Column<Row> {
@@ -26,7 +27,9 @@ export function renderTable<Row>(
   rows: readonly Row[],
   options: { styles: Styles; maxWidth?: number | undefined },
 ): string {
-  const cells = rows.map((row) => columns.map((column) => column.value(row).replace(/\s+/g, ' ')));
+  const cells = rows.map((row) =>
+    columns.map((column) => printable(column.value(row).replace(/\s+/g, ' '))),
+  );
   const widths = columns.map((column, index) =>
     Math.max(
       visibleLength(column.header),

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
 import { spawnProcess, startModelServer } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
@@ -169,6 +170,35 @@ describe('slash commands under hermes chat -q', () => {
     expect(invisible.stderr).toContain('the title is empty');
     const tripHolder = await runCli(['chat', '--resume', 'Trip', '-q', '/title'], { env });
     expect(tripHolder.stdout).toBe('Title: Trip\n');
+  });
+
+  it('lists an untitled conversation by its first message marked (untitled) in /sessions, and shows control characters of stored text as visible text', async () => {
+    const { env, home } = await testHome();
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    const titled = await store.createSession({ source: 'cli', title: 'Trip planning' });
+    await store.appendMessage(titled.id, { role: 'user', content: 'Find trains' });
+    const untitled = await store.createSession({ source: 'telegram' });
+    await store.appendMessage(untitled.id, {
+      role: 'user',
+      content: 'Book a table \u001b[2J\u001b]0;pwned\u0007now',
+    });
+    await store.appendMessage(untitled.id, { role: 'assistant', content: 'Done \u001b[31mred' });
+    await store.close();
+
+    const listed = await runCli(['chat', '-q', '/sessions'], { env });
+    expect(listed.code).toBe(EXIT.ok);
+    const row = (id: string) => listed.stdout.split('\n').find((line) => line.includes(id)) ?? '';
+    expect(row(titled.id)).toMatch(new RegExp(`${titled.id}  Trip planning  `));
+    expect(row(untitled.id)).toContain(
+      `${untitled.id}  (untitled) Book a table ^[[2J^[]0;pwned^Gnow  `,
+    );
+    const history = await runCli(['chat', '--resume', untitled.id, '-q', '/history'], { env });
+    expect(history.code).toBe(EXIT.ok);
+    expect(history.stdout).toBe('you: Book a table ^[[2J^[]0;pwned^Gnow\nhermes: Done ^[[31mred\n');
+    for (const output of [listed.stdout, history.stdout]) {
+      expect(output).not.toContain('\u001b');
+      expect(output).not.toContain('\u0007');
+    }
   });
 
   it('exits 2 for a command used without what it needs', async () => {

@@ -19,7 +19,7 @@ import {
 } from '@hermes/review-engine';
 import { sanitizeTitle } from '@hermes/session-store';
 import { CliError } from '../../errors.js';
-import { formatAge, formatDuration, oneLine } from '../../output/format.js';
+import { formatAge, formatDuration, oneLine, printable } from '../../output/format.js';
 import type { Styles } from '../../output/style.js';
 import { resolveSession } from '../../store.js';
 import type { ChatRuntime } from './chat-runtime.js';
@@ -133,7 +133,7 @@ async function history(runtime: ChatRuntime, _args: string, ui: SlashUi): Promis
   const shown = rows.slice(-20);
   const lines = shown.map((row) => {
     const who = row.role === 'user' ? ui.styles.green('you') : ui.styles.magenta('hermes');
-    return `${who}: ${oneLine(row.content, 160)}`;
+    return `${who}: ${printable(oneLine(row.content, 160))}`;
   });
   if (rows.length > shown.length)
     lines.unshift(ui.styles.dim(`… ${rows.length - shown.length} earlier`));
@@ -147,7 +147,11 @@ async function sessions(runtime: ChatRuntime, _args: string, ui: SlashUi): Promi
     text: page.sessions
       .map((session) => {
         const mark = session.lineageIds.includes(runtime.sessionId ?? '') ? '*' : ' ';
-        return `${mark} ${ui.styles.cyan(session.id)}  ${oneLine(session.title ?? session.preview, 50)}  ${ui.styles.dim(formatAge(session.lastActive))}`;
+        // A first message never passes for a title, coloured or not.
+        const name = session.title
+          ? printable(oneLine(session.title, 50))
+          : ui.styles.dim(`(untitled) ${printable(oneLine(session.preview, 50))}`);
+        return `${mark} ${ui.styles.cyan(session.id)}  ${name}  ${ui.styles.dim(formatAge(session.lastActive))}`;
       })
       .join('\n')
       .concat(`\n${ui.styles.dim('Switch with /resume <id or title>')}`),

@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openSessionStore } from '@hermes/session-store';
-import { describe, expect, it } from 'vitest';
+import { startModelServer } from '@hermes/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
-import { parseJson, runCli, spawnInPty, testHome } from './helpers.js';
+import { parseJson, runCli, spawnInPty, testHome, writeModelConfig } from './helpers.js';
 
 interface ListedSession {
   id: string;
@@ -184,6 +185,49 @@ describe('hermes sessions', () => {
     const single = await runCli(['sessions', 'delete', notes, '--cascade', '--yes'], { env });
     expect(single.code).toBe(EXIT.ok);
     expect(single.stdout).toBe(`Deleted "Notes" (${notes}).\n`);
+  });
+
+  it('refuses to delete a conversation while another process runs a turn in it (exit 1), then deletes it', async () => {
+    const { env, home } = await testHome();
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const model = await startModelServer({
+      script: [
+        async () => {
+          await answered;
+          return { text: 'done at last' };
+        },
+      ],
+    });
+    onTestFinished(() => answer());
+    await writeModelConfig(home, model.baseUrl);
+    const chat = runCli(['chat', '-q', 'take your time'], { env });
+    while (model.modelRequests.length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const [session] = parseJson<{ sessions: ListedSession[] }>(
+      await runCli(['sessions', 'list', '--json'], { env }),
+    ).sessions;
+    const id = session?.id ?? '';
+
+    const busy = await runCli(['sessions', 'delete', id, '--yes'], { env });
+    expect(busy.code).toBe(EXIT.failure);
+    expect(busy.stderr).toContain('is running a turn');
+    const busyJson = await runCli(['sessions', 'delete', id, '--yes', '--json'], { env });
+    expect(parseJson<{ error: { code: string } }>(busyJson).error.code).toBe('session_busy');
+
+    answer();
+    const finished = await chat;
+    expect(finished.code).toBe(EXIT.ok);
+    expect(finished.stdout).toBe('done at last\n');
+    const deleted = await runCli(['sessions', 'delete', id, '--yes'], { env });
+    expect(deleted.code).toBe(EXIT.ok);
+    expect(
+      parseJson<{ sessions: ListedSession[] }>(
+        await runCli(['sessions', 'list', '--json'], { env }),
+      ).sessions,
+    ).toEqual([]);
   });
 
   it('says no session matches a filter instead of "no sessions yet"', async () => {

@@ -368,6 +368,17 @@ export async function sessionsDelete(
     async (store) => {
       const session = resolveSession(store, textArg(args, 0));
       const label = session.title ? `"${session.title}" (${session.id})` : session.id;
+      // As the gateway's DELETE: a turn running in the conversation (here or in any process) would
+      // go on writing to a session that is gone.
+      const lease = store.getTurnLease(session.id);
+      if (lease?.active) {
+        const pid = /(?:^|\s)pid=(\d+)(?:\s|$)/.exec(lease.holder)?.[1];
+        throw new CliError({
+          code: 'session_busy',
+          message: `${label} is running a turn${pid ? ` (process ${pid})` : ''}`,
+          hint: 'Let the answer finish, or stop it, then delete the session',
+        });
+      }
       // A compressed conversation is one unit, as the gateway's DELETE treats it: deleting one of
       // its sessions alone would leave the rest listed under another id, untitled.
       const lineage = store.getLineageIds(session.id);

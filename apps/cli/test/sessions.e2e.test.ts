@@ -329,6 +329,40 @@ describe('hermes sessions', () => {
     expect(json.messages[0]?.content).toBe(hostile);
   });
 
+  it('shows the summary a compressed conversation continues from as a summary, not as something the user said', async () => {
+    const { env, home, userHome } = await testHome();
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    const root = await store.createSession({ source: 'cli', title: 'Long chat' });
+    await store.appendMessage(root.id, { role: 'user', content: 'plan a trip to Lyon' });
+    const child = await store.publishCompressionChild({
+      parentId: root.id,
+      summary: '[CONTEXT COMPACTION — REFERENCE ONLY] The user planned a trip to Lyon.',
+    });
+    await store.appendMessage(child, { role: 'user', content: 'and the hotel?' });
+    await store.close();
+
+    const shown = await runCli(['sessions', 'show', child], { env });
+    expect(shown.code).toBe(EXIT.ok);
+    const blocks = shown.stdout.split('\n\n').slice(1);
+    expect(blocks[0]).toMatch(/^summary of the earlier conversation \d{4}-/);
+    expect(blocks[0]).toContain('The user planned a trip to Lyon.');
+    expect(blocks[1]).toMatch(/^you \d{4}-.*\nand the hotel\?/);
+
+    const file = path.join(userHome, 'long.md');
+    await runCli(['sessions', 'export', child, '--format', 'md', '-o', file], { env });
+    const markdown = await readFile(file, 'utf8');
+    expect(markdown).toContain(
+      '## Summary of the earlier conversation\n\n[CONTEXT COMPACTION — REFERENCE ONLY] The user planned a trip to Lyon.',
+    );
+    expect(markdown).toContain('## User\n\nand the hotel?');
+    expect(markdown.match(/## User/g)).toHaveLength(1);
+
+    const history = await runCli(['chat', '--resume', child, '-q', '/history'], { env });
+    expect(history.stdout).toBe(
+      'summary of the earlier conversation: [CONTEXT COMPACTION — REFERENCE ONLY] The user planned a trip to Lyon.\nyou: and the hotel?\n',
+    );
+  });
+
   it('lists whole rows on a terminal that reports no width', async () => {
     const { env, home } = await testHome();
     const { trip } = await seed(home);

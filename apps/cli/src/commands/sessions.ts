@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import {
+  classifyMessage,
   type MessageRecord,
   readAllMessages,
   type SessionListItem,
@@ -157,6 +158,16 @@ export async function sessionsList(
   return EXIT.ok;
 }
 
+const SUMMARY_LABEL = 'summary of the earlier conversation';
+
+/**
+ * The summary a compressed conversation continues from: stored as a user message for the model,
+ * but never something the user said.
+ */
+function isSummary(message: MessageRecord): boolean {
+  return classifyMessage(message) === 'pure_carrier';
+}
+
 function renderToolCalls(raw: string | null): string[] {
   if (!raw) return [];
   try {
@@ -225,8 +236,9 @@ export async function sessionsShow(
     );
   }
   for (const message of messages) {
-    const role =
-      message.role === 'user'
+    const role = isSummary(message)
+      ? styles.yellow(SUMMARY_LABEL)
+      : message.role === 'user'
         ? styles.green('you')
         : message.role === 'assistant'
           ? styles.magenta('hermes')
@@ -435,8 +447,9 @@ function markdownOf(session: SessionRecord, messages: readonly MessageRecord[]):
   if (session.model) lines.push(`- model: ${session.model}`);
   lines.push(`- started: ${new Date(session.startedAt * 1000).toISOString()}`, '');
   for (const message of messages) {
-    const heading =
-      message.role === 'user'
+    const heading = isSummary(message)
+      ? 'Summary of the earlier conversation'
+      : message.role === 'user'
         ? 'User'
         : message.role === 'assistant'
           ? 'Assistant'

@@ -17,7 +17,7 @@ import {
   ReviewRefusal,
   startReview,
 } from '@hermes/review-engine';
-import { sanitizeTitle } from '@hermes/session-store';
+import { classifyMessage, sanitizeTitle } from '@hermes/session-store';
 import { CliError } from '../../errors.js';
 import { formatAge, formatDuration, oneLine, printable } from '../../output/format.js';
 import type { Styles } from '../../output/style.js';
@@ -132,7 +132,13 @@ async function history(runtime: ChatRuntime, _args: string, ui: SlashUi): Promis
   );
   const shown = rows.slice(-20);
   const lines = shown.map((row) => {
-    const who = row.role === 'user' ? ui.styles.green('you') : ui.styles.magenta('hermes');
+    // The summary a compressed conversation continues from is stored as a user message.
+    const who =
+      classifyMessage(row) === 'pure_carrier'
+        ? ui.styles.yellow('summary of the earlier conversation')
+        : row.role === 'user'
+          ? ui.styles.green('you')
+          : ui.styles.magenta('hermes');
     return `${who}: ${printable(oneLine(row.content, 160))}`;
   });
   if (rows.length > shown.length)

@@ -89,6 +89,27 @@ describe('commands that only read', () => {
     expect(existsSync(root)).toBe(false);
   });
 
+  it('chat --resume and --continue find nothing to continue in a home that is not there, and create nothing', async () => {
+    const { env, home, userHome } = await testHome();
+    const typo = path.join(userHome, 'hermse');
+    for (const args of [
+      ['chat', '--continue', '-q', 'hi'],
+      ['chat', '--resume', 'Trip', '-q', 'hi'],
+    ]) {
+      const result = await runCli(args, { env: { ...env, HERMES_HOME: typo } });
+      expect(result.code, args.join(' ')).toBe(EXIT.failure);
+      expect(result.stderr, args.join(' ')).toContain(`no Hermes home at ${typo}`);
+      expect(existsSync(typo), args.join(' ')).toBe(false);
+    }
+    const resume = await runCli(['chat', '--resume', 'Trip', '-q', 'hi'], { env });
+    expect(resume.code).toBe(EXIT.failure);
+    expect(resume.stderr).toContain('no session matches "Trip"');
+    const latest = await runCli(['chat', '--continue', '-q', 'hi'], { env });
+    expect(latest.code).toBe(EXIT.failure);
+    expect(latest.stderr).toContain('there is no terminal conversation to continue yet');
+    expect(readdirSync(home)).toEqual([]);
+  });
+
   it('never create state.db in a home that has none yet', async () => {
     const { env, home } = await testHome();
     expect((await runCli(['config', 'set', 'model.default', 'gpt-test'], { env })).code).toBe(

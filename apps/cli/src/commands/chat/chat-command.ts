@@ -1,31 +1,56 @@
 import type { CommandContext, CommandOptions, Positional } from '../../context.js';
 import { CliError, usageError } from '../../errors.js';
-import { resolveSession, withStore } from '../../store.js';
+import { requireNamedHome } from '../../home-check.js';
+import {
+  resolveSession,
+  sessionNotFound,
+  sessionReference,
+  withExistingStore,
+} from '../../store.js';
 import { ChatRuntime } from './chat-runtime.js';
 import { runOneShot } from './one-shot.js';
 import { type ApprovalBridge, runRepl } from './repl.js';
 
-/** The session `--resume` / `--continue` name, resolved to its compression tip. */
-async function sessionToResume(home: string, options: CommandOptions): Promise<string | undefined> {
+function nothingToContinue(): CliError {
+  return new CliError({
+    code: 'session_not_found',
+    message: 'there is no terminal conversation to continue yet',
+    hint: 'Start one with: hermes chat',
+  });
+}
+
+/**
+ * The session `--resume` / `--continue` name, resolved to its compression tip. Looking it up in a
+ * home that has no `state.db` (or is not there) finds nothing and creates nothing.
+ */
+async function sessionToResume(
+  context: CommandContext,
+  options: CommandOptions,
+): Promise<string | undefined> {
+  const { home } = context;
+  if (typeof options.resume !== 'string' && options.continue !== true) return undefined;
+  requireNamedHome(context);
   if (typeof options.resume === 'string') {
-    return withStore(home, async (store) =>
-      store.getCompressionTip(resolveSession(store, options.resume as string).id),
+    const reference = options.resume;
+    return withExistingStore(
+      home,
+      async (store) => store.getCompressionTip(resolveSession(store, reference).id),
+      () => {
+        throw sessionNotFound(sessionReference(reference));
+      },
     );
   }
-  if (options.continue === true) {
-    return withStore(home, async (store) => {
+  return withExistingStore(
+    home,
+    async (store) => {
       const latest = store.listSessionsRich({ sources: ['cli'], limit: 1 }).sessions[0];
-      if (!latest) {
-        throw new CliError({
-          code: 'session_not_found',
-          message: 'there is no terminal conversation to continue yet',
-          hint: 'Start one with: hermes chat',
-        });
-      }
+      if (!latest) throw nothingToContinue();
       return store.getCompressionTip(latest.id);
-    });
-  }
-  return undefined;
+    },
+    () => {
+      throw nothingToContinue();
+    },
+  );
 }
 
 /** `hermes chat` (interactive) and `hermes chat -q "…"` (one answer, for scripts). */
@@ -41,7 +66,7 @@ export async function chatCommand(
   if (query === undefined && (options.wait === true || options.json === true)) {
     throw usageError('--wait and --json go with -q "<message>"');
   }
-  const resumeId = await sessionToResume(context.home, options);
+  const resumeId = await sessionToResume(context, options);
   const interactive = query === undefined;
   const approvals: ApprovalBridge = {};
   const runtime = await ChatRuntime.open({

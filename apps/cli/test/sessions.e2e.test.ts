@@ -85,7 +85,11 @@ describe('hermes sessions', () => {
       expect(shown.session.id).toBe(trip);
       expect(shown.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
     }
+    const one = await runCli(['sessions', 'show', 'Notes'], { env });
+    expect(one.stdout).toContain(' · 1 message');
+    expect(one.stdout).not.toContain('1 messages');
     const human = await runCli(['sessions', 'show', 'Trip planning'], { env });
+    expect(human.stdout).toContain(' · 3 messages');
     expect(human.stdout).toContain('The 9:04 TGV gets to Lyon at 11:00.');
     expect(human.stdout).toContain('→ search_files({"pattern":"lyon"})');
 

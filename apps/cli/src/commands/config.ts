@@ -17,6 +17,7 @@ import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { textArg } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { count } from '../output/format.js';
 
 /** `OPENAI_API_KEY`, `HERMES_PEER_BOB_KEY`: environment names, which live in `.env`. */
 const ENV_KEY = /^[A-Z][A-Z0-9_]*$/;
@@ -216,7 +217,9 @@ export async function configEdit(context: CommandContext): Promise<number> {
   const { warnings } = loadConfig({ home: context.home });
   for (const warning of warnings) context.output.warn(warning);
   context.output.note(
-    warnings.length === 0 ? `${file} is valid.` : `${file} has ${warnings.length} warning(s).`,
+    warnings.length === 0
+      ? `${file} is valid.`
+      : `${file} has ${count(warnings.length, 'warning')}.`,
   );
   return warnings.length === 0 ? EXIT.ok : EXIT.failure;
 }

@@ -16,6 +16,7 @@ import {
 } from '@hermes/supervisor';
 import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { count } from '../output/format.js';
 import { openStore } from '../store.js';
 import { drainSecondsFor } from './gateway/gateway-process.js';
 import { serviceLocation } from './gateway/service.js';
@@ -459,9 +460,9 @@ export async function doctorCommand(
   output.line();
   output.line(
     failed
-      ? styles.red(`${counts('fail')} problem(s) need attention.`)
+      ? styles.red(`${count(counts('fail'), 'problem needs', 'problems need')} attention.`)
       : counts('warn') > 0
-        ? styles.yellow(`No problems; ${counts('warn')} warning(s).`)
+        ? styles.yellow(`No problems; ${count(counts('warn'), 'warning')}.`)
         : styles.green('Everything looks fine.'),
   );
   return failed ? EXIT.failure : EXIT.ok;

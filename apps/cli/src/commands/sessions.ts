@@ -13,7 +13,7 @@ import type { CommandContext, CommandOptions, Positional } from '../context.js';
 import { textArg } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { formatAge, formatTime, oneLine, printable } from '../output/format.js';
+import { count, formatAge, formatTime, oneLine, printable } from '../output/format.js';
 import { confirm } from '../prompt.js';
 import { resolveSession, sessionNotFound, sessionReference, withExistingStore } from '../store.js';
 
@@ -218,7 +218,7 @@ export async function sessionsShow(
         `source ${session.source}`,
         session.model ? `model ${session.model}` : '',
         `started ${formatTime(session.startedAt)}`,
-        `${session.messageCount} messages`,
+        count(session.messageCount, 'message'),
         session.archived ? 'archived' : '',
         session.hidden ? 'hidden' : '',
         session.endReason ? `ended: ${session.endReason}` : '',
@@ -408,8 +408,8 @@ export async function sessionsDelete(
         : session.messageCount;
       const confirmed = await confirm(
         whole
-          ? `Delete the compressed conversation ${label}: ${lineage.length} sessions and their ${messageCount} messages?`
-          : `Delete session ${label} and its ${messageCount} messages?`,
+          ? `Delete the compressed conversation ${label}: ${lineage.length} sessions and their ${count(messageCount, 'message')}?`
+          : `Delete session ${label} and its ${count(messageCount, 'message')}?`,
         { yes: options.yes === true },
       );
       if (!confirmed) {
@@ -517,7 +517,7 @@ export async function sessionsExport(
         ].join('\n')}\n`;
   if (typeof options.output === 'string') {
     await writeExport(options.output, text);
-    context.output.note(`Wrote ${messages.length} messages to ${options.output}`);
+    context.output.note(`Wrote ${count(messages.length, 'message')} to ${options.output}`);
   } else {
     process.stdout.write(text);
   }

@@ -55,3 +55,8 @@ export function printable(text: string, options: { multiline?: boolean } = {}): 
     return `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
+
+/** `1 message`, `3 messages`: a count with its noun (plural with an `s` unless given). */
+export function count(value: number, noun: string, plural = `${noun}s`): string {
+  return `${value} ${value === 1 ? noun : plural}`;
+}

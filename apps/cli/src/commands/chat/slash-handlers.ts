@@ -19,7 +19,7 @@ import {
 } from '@hermes/review-engine';
 import { classifyMessage, sanitizeTitle } from '@hermes/session-store';
 import { CliError } from '../../errors.js';
-import { formatAge, formatDuration, oneLine, printable } from '../../output/format.js';
+import { count, formatAge, formatDuration, oneLine, printable } from '../../output/format.js';
 import type { Styles } from '../../output/style.js';
 import { resolveSession } from '../../store.js';
 import type { ChatRuntime } from './chat-runtime.js';
@@ -174,7 +174,7 @@ async function resume(runtime: ChatRuntime, args: string): Promise<SlashResult> 
     await runtime.recoverOwed();
     const row = runtime.store.requireSession(tip);
     return {
-      text: `Resumed ${row.title ? `"${row.title}" ` : ''}(${tip}, ${row.messageCount} messages).`,
+      text: `Resumed ${row.title ? `"${row.title}" ` : ''}(${tip}, ${count(row.messageCount, 'message')}).`,
     };
   } catch (error) {
     if (CliError.isInstance(error)) return refused(error.code, error.message);
@@ -330,8 +330,8 @@ async function context(runtime: ChatRuntime): Promise<SlashResult> {
   }
   return {
     text: window
-      ? `about ${used} of ${window} tokens (${Math.round((used / window) * 100)}%) in ${rows.length} messages`
-      : `about ${used} tokens in ${rows.length} messages`,
+      ? `about ${used} of ${window} tokens (${Math.round((used / window) * 100)}%) in ${count(rows.length, 'message')}`
+      : `about ${used} tokens in ${count(rows.length, 'message')}`,
   };
 }
 

@@ -261,7 +261,7 @@ export async function main(argv: readonly string[], options: MainOptions): Promi
     .argument('<name>', 'a short name: a-z, 0-9, "-", "_"')
     .argument('<url>', "the peer's API server, e.g. http://host:8642")
     .option('--key <key>', "the peer's API key (API_SERVER_KEY there)")
-    .option('--key-stdin', 'read the key from stdin')
+    .addOption(new Option('--key-stdin', 'read the key from stdin').conflicts('key'))
     .option('--json', 'print as JSON')
     .action(run(async () => (await peerModule()).peerAdd));
   peer

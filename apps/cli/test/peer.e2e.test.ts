@@ -231,6 +231,17 @@ describe('hermes peer', () => {
     expect(sent.stderr).toContain("HERMES_PEER_A__B_KEY is the key of peer 'a__b', not of a/b");
   });
 
+  it('refuses --key with --key-stdin (exit 2) and adds nothing', async () => {
+    const { env } = await testHome();
+    const both = await runCli(
+      ['peer', 'add', 'bob', 'http://127.0.0.1:9', '--key', 'key-one', '--key-stdin'],
+      { env, input: 'key-two\n' },
+    );
+    expect(both.code).toBe(EXIT.usage);
+    expect(both.stderr).toContain("option '--key-stdin' cannot be used with option '--key <key>'");
+    expect(parseJson(await runCli(['peer', 'list', '--json'], { env }))).toEqual({ peers: [] });
+  });
+
   it('refuses bad names, URLs and targets with exit 2 and unknown peers or missing keys with exit 1', async () => {
     const { env } = await testHome();
     expect((await runCli(['peer', 'add', 'b/ad', 'http://x'], { env })).code).toBe(EXIT.usage);

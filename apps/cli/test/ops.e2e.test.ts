@@ -61,6 +61,9 @@ describe('hermes update --plan', () => {
     const bare = await runCli(['update'], { env });
     expect(bare.code).toBe(EXIT.usage);
     expect(bare.stderr).toContain('hermes update --plan');
+    // @hermes/cli is not on npm: a source checkout is told how to update itself.
+    expect(bare.stderr).toContain('git pull && pnpm install && pnpm build');
+    expect(bare.stderr).not.toContain('npm install -g');
     await runCli(['gateway', 'stop'], { env });
   });
 });

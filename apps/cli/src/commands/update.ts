@@ -21,10 +21,13 @@ export async function updateCommand(
   _args: Positional,
   options: CommandOptions,
 ): Promise<number> {
+  const installMethod = process.argv[1]?.includes('node_modules') ? 'npm' : 'source checkout';
   if (options.plan !== true) {
     throw usageError(
       'hermes update only plans so far: run hermes update --plan',
-      'Update with your package manager (npm install -g @hermes/cli@latest), then: hermes gateway restart',
+      installMethod === 'npm'
+        ? 'Update hermes with the tool that installed it, then restart each gateway as hermes update --plan shows'
+        : 'Update the checkout (git pull && pnpm install && pnpm build), then restart each gateway as hermes update --plan shows',
     );
   }
   const profiles = listProfiles();
@@ -38,7 +41,7 @@ export async function updateCommand(
   const plan = {
     expected_version: context.version,
     expected_sha: expectedSha,
-    install_method: process.argv[1]?.includes(`${'node_modules'}`) ? 'npm' : 'source checkout',
+    install_method: installMethod,
     profiles: profiles.map((profile) => ({
       name: profile.name,
       home: profile.home,

@@ -78,6 +78,77 @@ describe('a turn running in another process', () => {
     expect(model.modelRequests).toHaveLength(0);
   });
 
+  it('refuses a PATCH of title, archived or end_reason while the turn runs, here or in another process, and applies nothing of it; pin, hidden and unread still apply', async () => {
+    const { model, gateway } = await startConfiguredGateway([
+      { text: 'slow answer', delayMs: 1500 },
+    ]);
+    const session = async (title: string) =>
+      (
+        await gateway.json<{ session: { id: string } }>('/api/sessions', {
+          method: 'POST',
+          json: { title },
+        })
+      ).body.session.id;
+    const patch = (id: string, json: unknown) =>
+      gateway.json<{
+        error?: { code: string; type: string; param: string | null; message: string };
+        session?: Record<string, unknown>;
+      }>(`/api/sessions/${id}`, { method: 'PATCH', json });
+    const refusedChanges: [unknown, string][] = [
+      [{ title: 'Renamed mid-turn' }, 'title'],
+      [{ title: null }, 'title'],
+      [{ archived: true }, 'archived'],
+      [{ archived: false }, 'archived'],
+      [{ end_reason: 'user_close' }, 'end_reason'],
+      // Refused whole: the pin that came with it is not applied either.
+      [{ pinned: true, title: 'Pinned and renamed' }, 'title'],
+    ];
+    const expectRefusals = async (id: string) => {
+      for (const [json, param] of refusedChanges) {
+        const refused = await patch(id, json);
+        expect(refused.status, JSON.stringify(json)).toBe(409);
+        expect(refused.body.error, JSON.stringify(json)).toMatchObject({
+          code: 'session_busy',
+          type: 'conflict_error',
+          param,
+        });
+        expect(refused.body.error?.message).toContain(`Session ${id} is running a turn`);
+      }
+    };
+    const unchanged = { title: 'Original', archived: false, ended_at: null, pinned: false };
+
+    // A turn held by another process (a terminal chat).
+    const elsewhere = await session('Original');
+    const holder = await holdTurnInAnotherProcess(gateway.home, elsewhere);
+    onTestFinished(async () => {
+      await holder.process.stop();
+    });
+    await expectRefusals(elsewhere);
+    expect((await gateway.json(`/api/sessions/${elsewhere}`)).body.session).toMatchObject(
+      unchanged,
+    );
+    const flags = await patch(elsewhere, { pinned: true, hidden: false, unread: true });
+    expect(flags.status).toBe(200);
+    expect(flags.body.session).toMatchObject({ ...unchanged, pinned: true });
+    holder.process.kill('SIGKILL');
+    await holder.process.exited;
+    const renamed = await patch(elsewhere, { title: 'Renamed after', archived: true });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.session).toMatchObject({ title: 'Renamed after', archived: true });
+
+    // A turn of this gateway.
+    const here = await session('Original');
+    const chat = say(gateway, here, 'take your time');
+    while (model.modelRequests.length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await expectRefusals(here);
+    expect((await chat).status).toBe(200);
+    expect((await gateway.json(`/api/sessions/${here}`)).body.session).toMatchObject(unchanged);
+    const after = await patch(here, { title: 'After', end_reason: 'user_close' });
+    expect(after.status).toBe(200);
+    expect(after.body.session).toMatchObject({ title: 'After', end_reason: 'user_close' });
+  });
+
   it('refuses /title while this gateway runs the session’s turn but still answers /status', async () => {
     const { model, gateway } = await startConfiguredGateway([
       { text: 'slow answer', delayMs: 1500 },

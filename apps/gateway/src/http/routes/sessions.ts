@@ -78,6 +78,30 @@ function queryInteger(
   return Math.min(options.max, Math.max(options.min, value));
 }
 
+/**
+ * 409 `session_busy` while the session's conversation runs a turn, in this gateway or in any
+ * process sharing the profile's `state.db` (`turnPlace`). `action` finishes the message.
+ */
+function refuseWhileTurnRuns(
+  context: Context<GatewayEnv>,
+  deps: GatewayDeps,
+  input: { store: SessionStore; id: string; action: string; param?: string },
+): void {
+  const place = turnPlace({
+    turns: deps.turns,
+    profile: context.get('runtime').name,
+    store: input.store,
+    sessionId: input.id,
+  });
+  if (place === 'idle') return;
+  throw new HttpError({
+    status: 409,
+    code: 'session_busy',
+    message: `Session ${input.id} is running a turn; ${input.action}`,
+    param: input.param ?? null,
+  });
+}
+
 export function newApiSessionId(): string {
   // The first 8 hex digits of a v4 UUID are random (32 bits; drawn from a pooled buffer).
   return `api_${Math.floor(Date.now() / 1000)}_${randomUUID().slice(0, 8)}`;
@@ -137,6 +161,8 @@ const PATCH_FIELDS = [
   'confirm_cascade',
 ] as const;
 const PATCH_FLAGS = ['pinned', 'archived', 'hidden', 'unread', 'confirm_cascade'] as const;
+/** PATCH fields refused (409 `session_busy`) while the session's turn runs. */
+const PATCH_TURN_BOUND_FIELDS = ['title', 'archived', 'end_reason'] as const;
 
 const ForkSchema = v.object({
   title: v.optional(v.nullable(v.string())),
@@ -364,6 +390,18 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     const store = await storeOf(context);
     const id = context.req.param('id');
     requireSessionRow(store, id);
+    // What the running turn depends on waits for it, as `/title`, DELETE and fork do: its title
+    // (the turn may title the conversation itself), whether it is archived, whether it ended.
+    // Pin, hidden and unread are how a client shows the chat, and apply at once.
+    const turnBound = PATCH_TURN_BOUND_FIELDS.find((field) => field in fields);
+    if (turnBound !== undefined) {
+      refuseWhileTurnRuns(context, deps, {
+        store,
+        id,
+        action: `change its ${turnBound.replace('_', ' ')} after the turn finishes`,
+        param: turnBound,
+      });
+    }
     if (fields.archived === true && fields.confirm_cascade !== true) {
       const lineage = store.getLineageIds(id);
       if (lineage.length > 1) {
@@ -401,20 +439,11 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     const store = await storeOf(context);
     const id = context.req.param('id');
     requireSessionRow(store, id);
-    if (
-      turnPlace({
-        turns: deps.turns,
-        profile: context.get('runtime').name,
-        store,
-        sessionId: id,
-      }) !== 'idle'
-    ) {
-      throw new HttpError({
-        status: 409,
-        code: 'session_busy',
-        message: `Session ${id} is running a turn; stop it before deleting the session`,
-      });
-    }
+    refuseWhileTurnRuns(context, deps, {
+      store,
+      id,
+      action: 'stop it before deleting the session',
+    });
     // A compressed conversation is one unit (as archiving it is): deleting one of its sessions
     // alone would leave the rest listed under another id, untitled.
     const lineage = store.getLineageIds(id);
@@ -503,20 +532,11 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     const parent = requireSessionRow(store, id);
     const tip = store.getCompressionTip(id);
     const tipRow = requireSessionRow(store, tip);
-    if (
-      turnPlace({
-        turns: deps.turns,
-        profile: context.get('runtime').name,
-        store,
-        sessionId: parent.id,
-      }) !== 'idle'
-    ) {
-      throw new HttpError({
-        status: 409,
-        code: 'session_busy',
-        message: `Session ${id} is running a turn; fork it after the turn finishes`,
-      });
-    }
+    refuseWhileTurnRuns(context, deps, {
+      store,
+      id: parent.id,
+      action: 'fork it after the turn finishes',
+    });
     const rows = readAllMessages(store, tip);
     let copied = rows;
     if (body.message_id !== undefined) {

@@ -185,6 +185,58 @@ describe('bad input on every route', () => {
   });
 });
 
+describe('integer query parameters', () => {
+  it('accept plain decimal digits only: hex, exponents, signs, blanks and fractions are a 400 naming the parameter (an unparsable offset is the default)', async () => {
+    const gateway = await startGateway();
+    const ids: string[] = [];
+    for (const title of ['one', 'two', 'three']) {
+      const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+        method: 'POST',
+        json: { title },
+      });
+      ids.push(made.body.session.id);
+    }
+    const chat = ids[0] ?? '';
+    const notDigits = ['0x10', '1e1', '+5', '%205', '5%20', '1.0', '1_0', '-1', '%20', '٣'];
+    const strict = [
+      ['/api/sessions', 'limit'],
+      [`/api/sessions/${chat}/messages`, 'limit'],
+      [`/api/sessions/${chat}/messages`, 'after_id'],
+    ] as const;
+    for (const [route, name] of strict)
+      for (const value of notDigits) {
+        const label = `${route}?${name}=${value}`;
+        const refused = await gateway.json(`${route}?${name}=${value}`);
+        expect(refused.status, label).toBe(400);
+        expect(refused.body, label).toMatchObject({
+          error: { code: 'invalid_request', type: 'invalid_request_error', param: name },
+        });
+      }
+    // The reference reads an unparsable offset as the default, never as another number.
+    for (const value of notDigits) {
+      const listed = await gateway.json<{ offset: number; data: unknown[] }>(
+        `/api/sessions?offset=${value}`,
+      );
+      expect(listed.status, value).toBe(200);
+      expect(listed.body.offset, value).toBe(0);
+      expect(listed.body.data, value).toHaveLength(3);
+    }
+    // Digits, leading zeros included, are read as decimal; an empty value is the default.
+    const page = await gateway.json<{ limit: number; offset: number; data: unknown[] }>(
+      '/api/sessions?limit=010&offset=02',
+    );
+    expect(page.body).toMatchObject({ limit: 10, offset: 2 });
+    expect(page.body.data).toHaveLength(1);
+    expect((await gateway.json('/api/sessions?limit=&offset=')).body).toMatchObject({
+      limit: 50,
+      offset: 0,
+    });
+    expect((await gateway.json(`/api/sessions/${chat}/messages?limit=08&after_id=0`)).status).toBe(
+      200,
+    );
+  });
+});
+
 describe('malformed fields the schema alone let through', () => {
   it('refuses them with 400 invalid_request naming the field, before anything runs or is stored', async () => {
     const model = await startModelServer({ script: [] });

@@ -57,25 +57,31 @@ function affectedSessions(store: SessionStore, lineage: readonly string[]) {
   });
 }
 
+/**
+ * A query integer is plain decimal digits: `Number()` would also read `0x10`, `1e1`, `+5`,
+ * ` 5` and `5.0`, a typo answered as some other page.
+ */
+const DecimalDigitsSchema = v.pipe(v.string(), v.regex(/^[0-9]+$/));
+
 function queryInteger(
   context: Context,
   name: string,
   options: { fallback: number; min: number; max: number; lenient?: boolean },
 ): number {
   const raw = context.req.query(name);
-  if (raw === undefined || raw.trim() === '') return options.fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value)) {
+  if (raw === undefined || raw === '') return options.fallback;
+  if (!v.is(DecimalDigitsSchema, raw)) {
     // The reference treats an unparsable offset as the default; other integers must be integers.
     if (options.lenient) return options.fallback;
     throw new HttpError({
       status: 400,
       code: 'invalid_request',
-      message: `'${name}' must be an integer`,
+      message: `'${name}' must be a whole number in decimal digits`,
       param: name,
     });
   }
-  return Math.min(options.max, Math.max(options.min, value));
+  // Digits past MAX_SAFE_INTEGER only ever mean "as many as allowed".
+  return Math.min(options.max, Math.max(options.min, Number(raw)));
 }
 
 /**

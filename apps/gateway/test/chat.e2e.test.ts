@@ -816,6 +816,82 @@ describe('runs', () => {
       .map((line) => line.runId);
     expect(finishedRuns).toEqual([started.body.id, long.body.id]);
   });
+
+  it('gives every terminal run event and the run itself the chat stream’s runtime: how the turn ran, or which command answered', async () => {
+    const model = await startModelServer({
+      script: [
+        { text: 'Streamed in the session.' },
+        { text: 'Answered in a run.' },
+        { error: { status: 400, message: 'the provider refuses this one' } },
+      ],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+      key: API_KEY,
+    });
+    const id = session.body.session.id;
+    type Terminal = { runtime?: Record<string, unknown> };
+    const terminalOf = (events: { event: string; data: string }[]) => {
+      const found = events.find((event) => /^run\.(completed|failed|cancelled)$/.test(event.event));
+      return { event: found?.event, data: JSON.parse(found?.data ?? '{}') as Terminal };
+    };
+    const streamed = async (message: string) =>
+      terminalOf(
+        await readEvents(
+          await gateway.request(`/api/sessions/${id}/chat/stream`, {
+            method: 'POST',
+            json: { message },
+            key: API_KEY,
+          }),
+        ),
+      );
+    const run = async (input: string) => {
+      const started = await gateway.json<{ id: string }>('/v1/runs', {
+        method: 'POST',
+        json: { input, session_id: id },
+        key: API_KEY,
+      });
+      const terminal = terminalOf(
+        await readEvents(
+          await gateway.request(`/v1/runs/${started.body.id}/events`, { key: API_KEY }),
+        ),
+      );
+      const record = await gateway.json<{ runtime?: unknown }>(`/v1/runs/${started.body.id}`, {
+        key: API_KEY,
+      });
+      return { id: started.body.id, terminal, record: record.body };
+    };
+
+    const chatRuntime = (await streamed('answer in the stream')).data.runtime ?? {};
+    const completed = await run('answer in a run');
+    expect(completed.terminal.event).toBe('run.completed');
+    const runtime = completed.terminal.data.runtime;
+    expect(Object.keys(runtime ?? {}).sort()).toEqual(Object.keys(chatRuntime).sort());
+    expect(runtime).toMatchObject({
+      run_id: completed.id,
+      status: 'completed',
+      exit_reason: 'completed',
+      model: chatRuntime.model,
+      provider: chatRuntime.provider,
+    });
+    expect(typeof runtime?.duration_ms).toBe('number');
+    expect(completed.record.runtime).toEqual(runtime);
+
+    const failed = await run('this one fails');
+    expect(failed.terminal.event).toBe('run.failed');
+    expect(failed.terminal.data.runtime).toMatchObject({ run_id: failed.id, status: 'failed' });
+    expect(failed.record.runtime).toEqual(failed.terminal.data.runtime);
+
+    // A command answers without a turn: its runtime names it, as the chat stream's does.
+    const command = await run('/version');
+    expect(command.terminal.data.runtime).toEqual((await streamed('/version')).data.runtime);
+    expect(command.terminal.data.runtime).toEqual({ command: 'version' });
+    expect(command.record.runtime).toEqual({ command: 'version' });
+    expect(model.modelRequests).toHaveLength(3);
+  });
 });
 
 describe('logs', () => {

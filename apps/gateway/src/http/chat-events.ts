@@ -1,4 +1,5 @@
 import type { AgentEvent, TurnResult, Usage } from '@hermes/agent';
+import type { TurnOutcome } from '../runtime/turn-runner.js';
 
 /** The session chat stream's event names (the reference's). */
 export const CHAT_STREAM_EVENTS = [
@@ -29,6 +30,26 @@ export function usageResponse(usage: Usage) {
     api_calls: usage.apiCalls,
     tool_calls: usage.toolCalls,
   };
+}
+
+/**
+ * `runtime` of a chat answer, a stream's `run.<status>` and a run: how the turn ran (the agent's
+ * status and exit reason, the model and provider that answered, how long it took).
+ */
+export function turnRuntime(outcome: TurnOutcome) {
+  return {
+    run_id: outcome.result.runId,
+    status: outcome.result.status,
+    exit_reason: outcome.result.exitReason,
+    model: outcome.model,
+    provider: outcome.provider,
+    duration_ms: outcome.durationMs,
+  };
+}
+
+/** `runtime` of a slash command's answer: the command that answered (`""` for a bare `/`). */
+export function commandRuntime(command: string) {
+  return { command };
 }
 
 /** A finished turn's status as the sessions and runs APIs name it. */

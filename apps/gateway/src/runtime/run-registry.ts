@@ -25,6 +25,8 @@ export interface RunRecord {
   error: { code: string; message: string } | null;
   usage: Record<string, unknown> | null;
   messages: unknown[];
+  /** How the turn ran (the chat stream's `runtime`), or the command that answered; null before. */
+  runtime: Record<string, unknown> | null;
   readonly events: RunEvent[];
   /** Events dropped past `MAX_RUN_EVENTS` (deltas only; terminal events are always kept). */
   droppedEvents: number;
@@ -54,6 +56,7 @@ export class RunRegistry {
       error: null,
       usage: null,
       messages: [],
+      runtime: null,
       events: [],
       droppedEvents: 0,
       listeners: new Set(),

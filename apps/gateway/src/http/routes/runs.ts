@@ -2,7 +2,13 @@ import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { RunEvent, RunRecord } from '../../runtime/run-registry.js';
 import { readJsonBody } from '../body.js';
-import { createChatEventRenderer, runStatusOf, usageResponse } from '../chat-events.js';
+import {
+  commandRuntime,
+  createChatEventRenderer,
+  runStatusOf,
+  turnRuntime,
+  usageResponse,
+} from '../chat-events.js';
 import { resolveApiSession } from '../conversation-input.js';
 import { errorBody, HttpError, streamedFailure } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
@@ -40,6 +46,7 @@ function runResponse(run: RunRecord) {
     error: run.error,
     usage: run.usage,
     messages: run.messages,
+    runtime: run.runtime,
   };
 }
 
@@ -90,13 +97,17 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
       const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
       if (reply) {
         run.output = reply.text;
+        run.runtime = commandRuntime(reply.command);
         emit('assistant.completed', { content: reply.text, message_id: null });
         emit('run.completed', {
           session_id: session.id,
+          message_id: null,
           status: 'completed',
           command: reply.command,
           final_response: reply.text,
           messages: [],
+          usage: null,
+          runtime: run.runtime,
         });
         deps.runs.finish(run, 'completed');
         return;
@@ -117,6 +128,7 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
         run.usage = usageResponse(result.usage);
         run.messages = outcome.messages;
         run.error = result.error ?? null;
+        run.runtime = turnRuntime(outcome);
         const status = runStatusOf(result);
         emit(`run.${status}`, {
           session_id: result.sessionId,
@@ -130,17 +142,22 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
           ...(status === 'failed' ? { error: result.error } : {}),
           messages: outcome.messages,
           usage: run.usage,
+          runtime: run.runtime,
         });
         deps.runs.finish(run, status);
       } catch (error) {
         const failure = streamedFailure(error, deps.logger, 'run failed', { run: run.id });
         run.error = { code: failure.code, message: failure.message };
         emit('error', errorBody(failure));
+        // Refused before it ran (a busy session, no model): no turn, so no runtime.
         emit('run.failed', {
           session_id: session.id,
+          message_id: null,
           status: 'failed',
           error: run.error,
           messages: [],
+          usage: null,
+          runtime: null,
         });
         deps.runs.finish(run, 'failed');
       }

@@ -2,7 +2,13 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
 import { readJsonBody } from '../body.js';
-import { createChatEventRenderer, runStatusOf, usageResponse } from '../chat-events.js';
+import {
+  commandRuntime,
+  createChatEventRenderer,
+  runStatusOf,
+  turnRuntime,
+  usageResponse,
+} from '../chat-events.js';
 import { errorBody, HttpError, streamedFailure } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { eventStream } from '../sse.js';
@@ -18,17 +24,6 @@ const ChatSchema = v.looseObject({
   reply_to: v.optional(v.nullable(v.string())),
   from: v.optional(v.nullable(v.string())),
 });
-
-function runtimeOf(outcome: TurnOutcome) {
-  return {
-    run_id: outcome.result.runId,
-    status: outcome.result.status,
-    exit_reason: outcome.result.exitReason,
-    model: outcome.model,
-    provider: outcome.provider,
-    duration_ms: outcome.durationMs,
-  };
-}
 
 /** The failure of a turn that ran (provider errors and the like), as an HTTP error. */
 export function turnFailure(outcome: TurnOutcome): HttpError {
@@ -65,7 +60,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
         message: { role: 'assistant', content: reply.text },
         messages: [],
         usage: null,
-        runtime: { command: reply.command },
+        runtime: commandRuntime(reply.command),
       });
     }
     if (body.wait === false) {
@@ -100,7 +95,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
       message_id: outcome.messageId,
       messages: outcome.messages,
       usage: usageResponse(outcome.result.usage),
-      runtime: runtimeOf(outcome),
+      runtime: turnRuntime(outcome),
     });
   });
 
@@ -125,7 +120,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
           final_response: reply.text,
           messages: [],
           usage: null,
-          runtime: { command: reply.command },
+          runtime: commandRuntime(reply.command),
         });
         send('done', {});
         return;
@@ -151,7 +146,7 @@ export function registerSessionChatRoutes(app: Hono<GatewayEnv>, deps: GatewayDe
           ...(status === 'failed' ? { error: result.error } : {}),
           messages: outcome.messages,
           usage: usageResponse(result.usage),
-          runtime: runtimeOf(outcome),
+          runtime: turnRuntime(outcome),
         });
       } catch (error) {
         const failure = streamedFailure(error, deps.logger, 'chat stream failed');

@@ -57,6 +57,7 @@ import type { Logger } from 'pino';
 import { startHousekeeping } from './housekeeping/housekeeping.js';
 import { housekeepingJobs } from './housekeeping/jobs.js';
 import { createGatewayApp } from './http/app.js';
+import { httpErrors, refuseUpgrade } from './http/errors.js';
 import type { GatewayDeps } from './http/gateway-env.js';
 import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
 import { GatewayMetrics } from './lifecycle/metrics.js';
@@ -485,6 +486,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const upgrade = createBrowserControlUpgradeHandler({ broker, flags });
   const server: Server = createServer(getRequestListener(app.fetch));
   server.on('upgrade', (request, socket, head) => {
+    // A draining gateway takes no new controller (its ticket stays unused).
+    if (turns.draining) {
+      refuseUpgrade(socket, httpErrors.draining());
+      return;
+    }
     // Under /p/<profile> the controller socket is the same endpoint.
     const match = /^\/p\/[^/]+(\/v1\/browser-control\/ws(?:\?.*)?)$/.exec(request.url ?? '');
     if (match?.[1]) request.url = match[1];
@@ -620,11 +626,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       });
       clearInterval(statusTimer);
       await writeStatus({ gatewayState: 'draining', activeAgents: turns.size });
-      // Stop accepting HTTP and WebSocket work; running streams keep their connections.
-      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      // The listener stays open while the turns drain, so the running turns can deliver and a
+      // client can see the drain: /health answers `draining`, a new turn 503 gateway_draining,
+      // a run's status and events still answer. Browser controllers go now (a recoverable
+      // disconnect) and new ones are refused at the upgrade.
       await upgrade.close().catch(() => {});
-      logger.debug('shutdown: HTTP and WebSocket admission closed');
+      logger.debug('shutdown: turn admission and WebSocket controllers closed');
       // Phase 2 — drain with the budget. Platform turns were pre-marked resume_pending when they
       // began, so a SIGKILL from here on still resumes them next time.
       let drained = await turns.waitForIdle(drainTimeoutS * 1000);
@@ -635,6 +642,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
         logger.warn({ interrupted, drainTimeoutS }, 'drain timed out; interrupting running turns');
         drained = await turns.waitForIdle(POST_INTERRUPT_GRACE_S * 1000);
       }
+      // Stop accepting connections; the answers of the turns that just ended keep theirs.
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      logger.debug({ drained }, 'shutdown: turns drained, HTTP admission closed');
       // Replies of the turns that finished go out while the adapters are still up.
       await waitBounded([platforms.conversations.idle()], RESPONSE_FLUSH_GRACE_MS / 1000);
       // Phase 4 — bounded adapter teardown.
@@ -649,7 +660,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       await serverClosed;
       clearInterval(idleSweep);
       clearTimeout(flushTimer);
-      logger.debug({ drained }, 'shutdown: turns drained, HTTP closed');
+      logger.debug('shutdown: HTTP closed');
       // Phase 5 — release runtime state (housekeeping first: it may be using the stores).
       await waitBounded(
         [stopHousekeeping?.() ?? Promise.resolve()],

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { identifyGateway, queryGatewayStatus, readRuntimeStatus } from '@hermes/control-socket';
 import { spawnProcess, startModelServer, tempHome } from '@hermes/testkit';
@@ -8,9 +9,38 @@ import {
   GATEWAY_BIN,
   gatewayEnv,
   modelConfig,
+  readEvents,
   startGateway,
   writeConfig,
 } from './gateway-process.js';
+
+/** Asks for a WebSocket upgrade and returns the HTTP answer that refused it. */
+function upgradeRefusal(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, {
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Protocol': 'hermes-browser-control-v1',
+      },
+    });
+    request.on('upgrade', (_response, socket) => {
+      socket.destroy();
+      reject(new Error('the upgrade was accepted'));
+    });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
 
 describe('gateway process lifecycle', () => {
   it('starts with no config, prints URL, home and socket, and answers identify and status from the live process', async () => {
@@ -124,6 +154,77 @@ describe('gateway process lifecycle', () => {
       ['user', 'take your time'],
       ['assistant', 'finished after the signal'],
     ]);
+  });
+
+  it('keeps serving while it drains: /health says draining, new turns get 503 gateway_draining, the running run still answers and streams to its end; then it closes and exits 0', async () => {
+    const model = await startModelServer({
+      script: [{ text: 'finished during the drain', delayMs: 4000 }],
+    });
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    const session = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+    });
+    const id = session.body.session.id;
+    const run = await gateway.json<{ id: string }>('/v1/runs', {
+      method: 'POST',
+      json: { input: 'take your time', session_id: id },
+    });
+    expect(run.status).toBe(202);
+    while (model.modelRequests.length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    gateway.process.kill('SIGTERM');
+    await gateway.process.waitForLine(/gateway stopping/);
+
+    for (const probe of ['/health', '/v1/health'])
+      expect((await gateway.json(probe)).body, probe).toEqual({
+        status: 'draining',
+        platform: 'hermes',
+      });
+    const newTurns = [
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'one more' }] }],
+      ['/v1/responses', { input: 'one more' }],
+      ['/v1/runs', { input: 'one more' }],
+      [`/api/sessions/${id}/chat`, { message: 'one more' }],
+      [`/api/sessions/${id}/chat/stream`, { message: 'one more' }],
+    ] as const;
+    for (const [pathname, json] of newTurns) {
+      const refused = await gateway.json(pathname, { method: 'POST', json });
+      expect(refused.status, pathname).toBe(503);
+      expect(refused.body, pathname).toEqual({
+        error: {
+          message: expect.stringContaining('shutting down'),
+          type: 'server_error',
+          param: null,
+          code: 'gateway_draining',
+        },
+      });
+    }
+    // No new browser controller either: registering and the controller socket are refused.
+    const register = await gateway.json('/v1/browser-control/register', {
+      method: 'POST',
+      json: {},
+    });
+    expect(register.status).toBe(503);
+    expect(register.body).toMatchObject({ error: { code: 'gateway_draining' } });
+    const upgrade = await upgradeRefusal(`${gateway.url}/v1/browser-control/ws`);
+    expect(upgrade.status).toBe(503);
+    expect(JSON.parse(upgrade.body)).toMatchObject({
+      error: { code: 'gateway_draining', type: 'server_error', param: null },
+    });
+    // The running run is still there to ask about, and its events follow it to the end.
+    const running = await gateway.json<{ status: string }>(`/v1/runs/${run.body.id}`);
+    expect(running.body.status).toBe('running');
+    const events = await readEvents(await gateway.request(`/v1/runs/${run.body.id}/events`));
+    const named = events.filter((event) => event.event !== ':');
+    expect(named.map((event) => event.event).slice(-2)).toEqual(['run.completed', 'done']);
+    expect(JSON.parse(named.at(-2)?.data ?? '{}')).toMatchObject({
+      final_response: 'finished during the drain',
+    });
+    expect((await gateway.process.exited).code).toBe(0);
+    expect(model.modelRequests).toHaveLength(1);
   });
 
   it('interrupts a turn that outlives the drain budget, keeps what it said, and still exits 0', async () => {

@@ -1,5 +1,6 @@
 import { createArtifactRoutes } from '@hermes/artifact-store';
 import {
+  BROWSER_CONTROL_REGISTER_PATH,
   bearerMatches,
   browserControlIdentityMiddleware,
   createBrowserControlRoutes,
@@ -10,7 +11,7 @@ import {
 import { type Context, Hono } from 'hono';
 import { profileApiKey, servedProfile } from '../runtime/profiles.js';
 import { assertDeclaredLength } from './body.js';
-import { errorBody, HttpError, renderHttpError } from './errors.js';
+import { errorBody, HttpError, httpErrors, renderHttpError } from './errors.js';
 import type { GatewayDeps, GatewayEnv } from './gateway-env.js';
 import { registerChatCompletionRoutes } from './routes/chat-completions.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -94,6 +95,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
 
   app.use('*', async (context, next) => {
     const path = context.get('routedPath');
+    // A draining gateway accepts no new controller: its socket would be refused at the upgrade.
+    if (path === BROWSER_CONTROL_REGISTER_PATH && deps.turns.draining) throw httpErrors.draining();
     if (!path.startsWith('/v1/artifacts/')) assertDeclaredLength(context, deps.maxRequestBytes);
     if (PUBLIC_PATHS.has(path) || ownsAuthentication(path)) return next();
     const expected = profileApiKey(context.get('runtime'));

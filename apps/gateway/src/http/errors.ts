@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
@@ -77,6 +79,14 @@ export function streamedFailure(
 
 export function renderHttpError(context: Context, error: HttpError): Response {
   return context.json(errorBody(error), error.status);
+}
+
+/** Refuses an HTTP upgrade on its raw socket with the error's status and OpenAI-shaped body. */
+export function refuseUpgrade(socket: Duplex, error: HttpError): void {
+  const body = JSON.stringify(errorBody(error));
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 /** Shorthands for the refusals every route shares. */

@@ -219,16 +219,101 @@ describe('POST /v1/browser-control/register', () => {
     );
   });
 
+  it('answers every refusal as { error: { message, type, param, code } }, param naming the field at fault', async () => {
+    const { flags } = await start();
+    const refusals: [string, Response, number, string, string | null][] = [
+      [
+        'bad bearer',
+        await register(validBody, { authorization: 'Bearer wrong' }),
+        401,
+        REGISTER_ERROR_CODES.unauthorized,
+        null,
+      ],
+      ['not JSON', await register('{'), 400, REGISTER_ERROR_CODES.invalidJson, null],
+      ['not an object', await register('[]'), 400, REGISTER_ERROR_CODES.invalidBody, null],
+      [
+        'too large',
+        await register('x'.repeat(MAX_REGISTER_BODY_BYTES + 1)),
+        413,
+        REGISTER_ERROR_CODES.bodyTooLarge,
+        null,
+      ],
+      [
+        'protocol 2',
+        await register({ ...validBody, protocol_version: 2 }),
+        400,
+        REGISTER_ERROR_CODES.protocolUnsupported,
+        'protocol_version',
+      ],
+      [
+        'blank controller',
+        await register({ ...validBody, controller_id: ' ' }),
+        400,
+        REGISTER_ERROR_CODES.invalidRegistration,
+        'controller_id',
+      ],
+      [
+        'blank browser profile',
+        await register({ ...validBody, browser_profile_id: '' }),
+        400,
+        REGISTER_ERROR_CODES.invalidRegistration,
+        'browser_profile_id',
+      ],
+      [
+        'no session',
+        await register({ ...validBody, session_id: undefined }),
+        400,
+        REGISTER_ERROR_CODES.invalidRegistration,
+        'session_id',
+      ],
+      [
+        'unknown session',
+        await register({ ...validBody, session_id: 'nope' }),
+        403,
+        REGISTER_ERROR_CODES.sessionForbidden,
+        'session_id',
+      ],
+      [
+        'no capability',
+        await register({ ...validBody, capabilities: [] }),
+        400,
+        REGISTER_ERROR_CODES.noCapabilities,
+        'capabilities',
+      ],
+    ];
+    flags.current = { enabled: false, developerMode: false };
+    refusals.push([
+      'disabled',
+      await register(validBody),
+      404,
+      REGISTER_ERROR_CODES.disabled,
+      null,
+    ]);
+    const typeOf: Record<number, string> = {
+      400: 'invalid_request_error',
+      401: 'authentication_error',
+      403: 'permission_error',
+      404: 'not_found_error',
+      413: 'invalid_request_error',
+    };
+    for (const [label, response, status, code, param] of refusals) {
+      expect(response.status, label).toBe(status);
+      const { error } = (await response.json()) as { error: Record<string, unknown> };
+      expect(Object.keys(error).sort(), label).toEqual(['code', 'message', 'param', 'type']);
+      expect(error, label).toMatchObject({ type: typeOf[status], param, code });
+    }
+  });
+
   it('refuses without a configured API key and answers 503 without a session store', async () => {
     await start({ apiKey: undefined });
     const noKey = await register(validBody);
     expect(noKey.status).toBe(403);
-    expect(((await noKey.json()) as { error: { code: string; type: string } }).error).toMatchObject(
-      {
-        code: REGISTER_ERROR_CODES.authRequired,
-        type: 'gateway_auth_error',
-      },
-    );
+    expect(((await noKey.json()) as { error: { code: string; type: string } }).error).toEqual({
+      message: 'browser extension control requires an API server key (API_SERVER_KEY)',
+      type: 'gateway_auth_error',
+      param: null,
+      code: REGISTER_ERROR_CODES.authRequired,
+    });
     await gateway?.close();
     await start({ sessionsAvailable: false });
     const noStore = await register(validBody);
@@ -386,6 +471,51 @@ describe('GET /v1/browser-control/ws', () => {
     await expect(openSocket(ticketProtocols('unknown-ticket'))).rejects.toThrow('status 401');
     // None of the refusals above consumed it.
     await openSocket(ticketProtocols(ticket));
+  });
+
+  it('answers its handshake refusals in the OpenAI error shape of the register route', async () => {
+    const { flags } = await start();
+    const refusal = (protocols: string[]) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const socket = new WebSocket(`${gateway?.wsUrl}${BROWSER_CONTROL_WS_PATH}`, protocols);
+        openSockets.push(socket);
+        socket.once('open', () => reject(new Error('upgraded')));
+        socket.once('error', reject);
+        socket.once('unexpected-response', (_request, response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              body: JSON.parse(Buffer.concat(chunks).toString()),
+            }),
+          );
+        });
+      });
+    expect(await refusal(ticketProtocols('unknown-ticket'))).toEqual({
+      status: 401,
+      body: {
+        error: {
+          message: expect.stringContaining(BROWSER_CONTROL_TICKET_PROTOCOL_PREFIX),
+          type: 'authentication_error',
+          param: null,
+          code: 'browser_control_unauthorized',
+        },
+      },
+    });
+    expect((await refusal([BROWSER_CONTROL_SUBPROTOCOL])).status).toBe(401);
+    flags.current = { enabled: false, developerMode: false };
+    expect(await refusal(ticketProtocols('unknown-ticket'))).toEqual({
+      status: 404,
+      body: {
+        error: {
+          message: expect.stringContaining('disabled'),
+          type: 'not_found_error',
+          param: null,
+          code: 'browser_control_disabled',
+        },
+      },
+    });
   });
 
   it('refuses an expired ticket before the upgrade', async () => {

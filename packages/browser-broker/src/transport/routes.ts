@@ -96,14 +96,28 @@ async function readCappedText(request: Request, maxBytes: number): Promise<strin
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * A refusal in the OpenAI error shape the gateway's other routes use:
+ * `{ error: { message, type, param, code } }`, `param` naming the body field at fault (or null).
+ */
 function failure(
   context: Context,
   status: ErrorStatus,
   code: string,
   message: string,
-  type?: string,
+  options: { type?: string; param?: string } = {},
 ) {
-  return context.json({ error: { message, type: type ?? ERROR_TYPES[status], code } }, status);
+  return context.json(
+    {
+      error: {
+        message,
+        type: options.type ?? ERROR_TYPES[status],
+        param: options.param ?? null,
+        code,
+      },
+    },
+    status,
+  );
 }
 
 function trimmedString(value: unknown): string {
@@ -132,7 +146,8 @@ export function createBrowserControlRoutes(options: BrowserControlRoutesOptions)
         403,
         REGISTER_ERROR_CODES.authRequired,
         'browser extension control requires an API server key (API_SERVER_KEY)',
-        'gateway_auth_error',
+        // The reference's type for this refusal.
+        { type: 'gateway_auth_error' },
       );
     }
     if (!bearerMatches(context.req.header('authorization'), expected)) {
@@ -191,17 +206,26 @@ export function createBrowserControlRoutes(options: BrowserControlRoutesOptions)
         400,
         REGISTER_ERROR_CODES.protocolUnsupported,
         `unsupported browser-control protocol version; expected ${BROWSER_CONTROL_PROTOCOL_VERSION}`,
+        { param: 'protocol_version' },
       );
     }
     const controllerId = trimmedString(request.controller_id);
     const browserProfileId = trimmedString(request.browser_profile_id);
     const sessionId = trimmedString(request.session_id);
-    if (controllerId === '' || browserProfileId === '' || sessionId === '') {
+    const missing = (
+      [
+        ['controller_id', controllerId],
+        ['browser_profile_id', browserProfileId],
+        ['session_id', sessionId],
+      ] as const
+    ).find(([, value]) => value === '');
+    if (missing) {
       return failure(
         context,
         400,
         REGISTER_ERROR_CODES.invalidRegistration,
         'controller_id, browser_profile_id and session_id are required',
+        { param: missing[0] },
       );
     }
     if (!options.sessionExists) {
@@ -229,6 +253,7 @@ export function createBrowserControlRoutes(options: BrowserControlRoutesOptions)
         403,
         REGISTER_ERROR_CODES.sessionForbidden,
         'session_id is not an existing session of this server',
+        { param: 'session_id' },
       );
     }
     const developerMode = options.broker.developerModeEnabled();
@@ -239,6 +264,7 @@ export function createBrowserControlRoutes(options: BrowserControlRoutesOptions)
         400,
         REGISTER_ERROR_CODES.noCapabilities,
         'no permitted controller capabilities requested',
+        { param: 'capabilities' },
       );
     }
     if (!developerMode && [...capabilities].some(isDeveloperCapability)) {
@@ -247,6 +273,7 @@ export function createBrowserControlRoutes(options: BrowserControlRoutesOptions)
         403,
         REGISTER_ERROR_CODES.developerModeRequired,
         'browser_cdp and browser_evaluate require browser.extension_control.developer_mode',
+        { param: 'capabilities' },
       );
     }
     const scope = createScope({

@@ -39,13 +39,23 @@ export interface BrowserControlUpgradeHandler {
 
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found' };
 
+/** The HTTP refusal of a handshake, in the OpenAI error shape of the register route. */
 function refusalBody(status: 401 | 404): string {
   return JSON.stringify({
-    error: {
-      message: STATUS_TEXT[status],
-      type: 'browser_control_error',
-      code: status === 404 ? 'browser_control_disabled' : 'browser_control_unauthorized',
-    },
+    error:
+      status === 404
+        ? {
+            message: 'browser extension control is disabled (browser.extension_control.enabled)',
+            type: 'not_found_error',
+            param: null,
+            code: 'browser_control_disabled',
+          }
+        : {
+            message: `a valid single-use ticket is required: open the socket with the subprotocols ${BROWSER_CONTROL_SUBPROTOCOL} and ${BROWSER_CONTROL_TICKET_PROTOCOL_PREFIX}<ticket>`,
+            type: 'authentication_error',
+            param: null,
+            code: 'browser_control_unauthorized',
+          },
   });
 }
 

@@ -92,9 +92,14 @@ async function harness(options: HarnessOptions = {}) {
   return { app, cache, state, upload, download, home: home.path };
 }
 
+/** The error of a refusal, checked to be the OpenAI shape: message, type, param (null), code. */
 async function errorOf(response: Response) {
-  return ((await response.json()) as { error: { code: string; type: string; message: string } })
-    .error;
+  const { error } = (await response.json()) as {
+    error: { code: string; type: string; message: string; param: string | null };
+  };
+  expect(Object.keys(error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  expect(error.param).toBeNull();
+  return error;
 }
 
 describe('artifact routes: upload', () => {
@@ -134,9 +139,10 @@ describe('artifact routes: upload', () => {
     state.keyConfigured = false;
     const response = await upload();
     expect(response.status).toBe(403);
+    // The browser-control register route's type for the same refusal (the reference's).
     expect(await errorOf(response)).toMatchObject({
       code: 'browser_control_auth_required',
-      type: 'permission_error',
+      type: 'gateway_auth_error',
     });
   });
 

@@ -76,7 +76,9 @@ const ContentLengthSchema = v.pipe(
 
 const ArtifactIdParamSchema = v.pipe(v.string(), v.regex(ARTIFACT_ID_PATTERN));
 
-function errorType(status: number): string {
+function errorType(status: number, code: string): string {
+  // The browser-control register route's type for the same refusal (the reference's).
+  if (status === 403 && code === 'browser_control_auth_required') return 'gateway_auth_error';
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404 || status === 410) return 'not_found_error';
@@ -94,8 +96,16 @@ function errorResponse(
     headers?: Record<string, string>;
   },
 ): Response {
+  // The OpenAI shape of the gateway's other routes; no artifact refusal names a body field.
   return context.json(
-    { error: { message: options.message, type: errorType(options.status), code: options.code } },
+    {
+      error: {
+        message: options.message,
+        type: errorType(options.status, options.code),
+        param: null,
+        code: options.code,
+      },
+    },
     options.status,
     options.headers,
   );

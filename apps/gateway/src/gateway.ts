@@ -57,7 +57,7 @@ import type { Logger } from 'pino';
 import { startHousekeeping } from './housekeeping/housekeeping.js';
 import { housekeepingJobs } from './housekeeping/jobs.js';
 import { createGatewayApp } from './http/app.js';
-import { httpErrors, refuseUpgrade } from './http/errors.js';
+import { HttpError, httpErrors, refuseUpgrade } from './http/errors.js';
 import type { GatewayDeps } from './http/gateway-env.js';
 import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
 import { GatewayMetrics } from './lifecycle/metrics.js';
@@ -494,7 +494,18 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     // Under /p/<profile> the controller socket is the same endpoint.
     const match = /^\/p\/[^/]+(\/v1\/browser-control\/ws(?:\?.*)?)$/.exec(request.url ?? '');
     if (match?.[1]) request.url = match[1];
-    if (!upgrade.handleUpgrade(request, socket, head)) socket.destroy();
+    if (!upgrade.handleUpgrade(request, socket, head)) {
+      // Like any unknown route: a 404 the client can read, not a dropped connection.
+      const pathname = (request.url ?? '/').split('?')[0];
+      refuseUpgrade(
+        socket,
+        new HttpError({
+          status: 404,
+          code: 'not_found',
+          message: `No route for ${request.method ?? 'GET'} ${pathname} (WebSocket upgrade)`,
+        }),
+      );
+    }
   });
   try {
     // Rejects with the listen error (EADDRINUSE, EACCES, …) instead of resolving.

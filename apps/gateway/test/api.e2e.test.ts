@@ -3,14 +3,19 @@ import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startGateway } from './gateway-process.js';
+import { type StartedGateway, startGateway, upgradeRefusal } from './gateway-process.js';
 
 const KEY = 'gw-test-api-key-0123456789';
 
-async function keyedGateway(extraConfig = '') {
+async function homeWith(config: string) {
   const home = (await tempHome()).path;
+  if (config) await writeFile(path.join(home, 'config.yaml'), config);
+  return home;
+}
+
+async function keyedGateway(extraConfig = '') {
+  const home = await homeWith(extraConfig);
   await writeFile(path.join(home, '.env'), `API_SERVER_KEY=${KEY}\n`);
-  if (extraConfig) await writeFile(path.join(home, 'config.yaml'), extraConfig);
   return startGateway({ home });
 }
 
@@ -243,5 +248,257 @@ describe('browser control and artifacts', () => {
     const noKey = await keyless.json('/v1/browser-control/register', { method: 'POST', json: {} });
     expect(noKey.status).toBe(403);
     expect(noKey.body).toMatchObject({ error: { code: 'browser_control_auth_required' } });
+  });
+
+  it('answers every browser-control, artifact and controller-socket refusal in the OpenAI error shape the rest of the API uses', async () => {
+    const enabled = 'browser:\n  extension_control:\n    enabled: true\n';
+    const keyed = await keyedGateway(enabled);
+    const keyless = await startGateway({ home: await homeWith(enabled) });
+    const off = await keyedGateway();
+    const session = await keyed.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: {},
+      key: KEY,
+    });
+    const registration = {
+      protocol_version: 1,
+      session_id: session.body.session.id,
+      controller_id: 'ext-1',
+      browser_profile_id: 'chrome',
+      capabilities: ['browser_snapshot'],
+    };
+    const png = { 'content-type': 'image/png', 'x-artifact-filename': 'shot.png' };
+    const unknownArtifact = '0123456789abcdef0123456789abcdef';
+    type Probe = {
+      gateway: StartedGateway;
+      label: string;
+      path: string;
+      method?: string;
+      key?: string;
+      body?: string;
+      headers?: Record<string, string>;
+      status: number;
+      code: string;
+      param?: string | null;
+      type?: string;
+    };
+    const register = (label: string, body: unknown, status: number, code: string) => ({
+      gateway: keyed,
+      label,
+      path: '/v1/browser-control/register',
+      method: 'POST',
+      key: KEY,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      status,
+      code,
+    });
+    const probes: Probe[] = [
+      { ...register('wrong key', registration, 401, 'invalid_api_key'), key: 'wrong' },
+      register('not JSON', '{', 400, 'invalid_json'),
+      register('not an object', [], 400, 'invalid_request_body'),
+      {
+        ...register('protocol 2', { ...registration, protocol_version: 2 }, 400, ''),
+        code: 'browser_control_protocol_unsupported',
+        param: 'protocol_version',
+      },
+      {
+        ...register('no controller id', { ...registration, controller_id: ' ' }, 400, ''),
+        code: 'browser_control_invalid_registration',
+        param: 'controller_id',
+      },
+      {
+        ...register('unknown session', { ...registration, session_id: 'nope' }, 403, ''),
+        code: 'browser_control_session_forbidden',
+        param: 'session_id',
+      },
+      {
+        ...register('no capability', { ...registration, capabilities: [] }, 400, ''),
+        code: 'browser_control_no_capabilities',
+        param: 'capabilities',
+      },
+      register('too large', 'x'.repeat(70_000), 413, 'request_too_large'),
+      {
+        gateway: keyless,
+        label: 'register without a key configured',
+        path: '/v1/browser-control/register',
+        method: 'POST',
+        body: JSON.stringify(registration),
+        status: 403,
+        code: 'browser_control_auth_required',
+        type: 'gateway_auth_error',
+      },
+      {
+        gateway: off,
+        label: 'register while disabled',
+        path: '/v1/browser-control/register',
+        method: 'POST',
+        key: KEY,
+        body: JSON.stringify(registration),
+        status: 404,
+        code: 'browser_control_disabled',
+      },
+      {
+        gateway: keyed,
+        label: 'upload, wrong key',
+        path: '/v1/artifacts/upload',
+        method: 'POST',
+        key: 'wrong',
+        headers: png,
+        body: 'x',
+        status: 401,
+        code: 'invalid_api_key',
+      },
+      {
+        gateway: keyless,
+        label: 'upload without a key configured',
+        path: '/v1/artifacts/upload',
+        method: 'POST',
+        headers: png,
+        body: 'x',
+        status: 403,
+        code: 'browser_control_auth_required',
+        type: 'gateway_auth_error',
+      },
+      {
+        gateway: off,
+        label: 'upload while disabled',
+        path: '/v1/artifacts/upload',
+        method: 'POST',
+        key: KEY,
+        headers: png,
+        body: 'x',
+        status: 404,
+        code: 'browser_control_disabled',
+      },
+      {
+        gateway: keyed,
+        label: 'upload without a filename',
+        path: '/v1/artifacts/upload',
+        method: 'POST',
+        key: KEY,
+        headers: { 'content-type': 'image/png' },
+        body: 'x',
+        status: 400,
+        code: 'artifact_rejected',
+      },
+      {
+        gateway: keyed,
+        label: 'upload of a type off the allowlist',
+        path: '/v1/artifacts/upload',
+        method: 'POST',
+        key: KEY,
+        headers: { ...png, 'content-type': 'text/x-evil' },
+        body: 'x',
+        status: 415,
+        code: 'artifact_mime_rejected',
+      },
+      {
+        gateway: keyed,
+        label: 'empty upload',
+        path: '/v1/artifacts/upload',
+        method: 'POST',
+        key: KEY,
+        headers: png,
+        body: '',
+        status: 400,
+        code: 'artifact_rejected',
+      },
+      {
+        gateway: keyed,
+        label: 'download of an unknown artifact',
+        path: `/v1/artifacts/download/${unknownArtifact}`,
+        key: KEY,
+        status: 404,
+        code: 'artifact_not_found',
+      },
+      {
+        gateway: keyed,
+        label: 'download of a malformed id',
+        path: '/v1/artifacts/download/not-hex',
+        key: KEY,
+        status: 400,
+        code: 'artifact_not_found',
+      },
+      {
+        gateway: keyless,
+        label: 'download without a key configured',
+        path: `/v1/artifacts/download/${unknownArtifact}`,
+        status: 403,
+        code: 'browser_control_auth_required',
+        type: 'gateway_auth_error',
+      },
+    ];
+    const typeOf: Record<number, string> = {
+      400: 'invalid_request_error',
+      401: 'authentication_error',
+      403: 'permission_error',
+      404: 'not_found_error',
+      413: 'invalid_request_error',
+      415: 'invalid_request_error',
+    };
+    const expectShape = (
+      label: string,
+      body: unknown,
+      probe: Pick<Probe, 'status' | 'code' | 'param' | 'type'>,
+    ) => {
+      const error = (body as { error?: Record<string, unknown> }).error ?? {};
+      expect(Object.keys(error).sort(), label).toEqual(['code', 'message', 'param', 'type']);
+      expect(error, label).toMatchObject({
+        type: probe.type ?? typeOf[probe.status],
+        param: probe.param ?? null,
+        code: probe.code,
+      });
+      expect(typeof error.message, label).toBe('string');
+    };
+    for (const probe of probes) {
+      const response = await probe.gateway.json(probe.path, {
+        method: probe.method ?? 'GET',
+        ...(probe.key ? { key: probe.key } : {}),
+        ...(probe.headers ? { headers: probe.headers } : {}),
+        ...(probe.body !== undefined ? { body: probe.body } : {}),
+      });
+      expect(response.status, probe.label).toBe(probe.status);
+      expectShape(probe.label, response.body, probe);
+    }
+
+    // The controller socket's refusals, answered before any upgrade.
+    const sockets = [
+      {
+        label: 'a ticket never minted',
+        gateway: keyed,
+        protocols: ['hermes-browser-control-ticket.nope'],
+        status: 401,
+        code: 'browser_control_unauthorized',
+      },
+      {
+        label: 'no ticket',
+        gateway: keyed,
+        protocols: [],
+        status: 401,
+        code: 'browser_control_unauthorized',
+      },
+      {
+        label: 'socket while disabled',
+        gateway: off,
+        protocols: ['hermes-browser-control-ticket.nope'],
+        status: 404,
+        code: 'browser_control_disabled',
+      },
+    ];
+    for (const socket of sockets) {
+      const refused = await upgradeRefusal(
+        `${socket.gateway.url}/v1/browser-control/ws`,
+        socket.protocols,
+      );
+      expect(refused.status, socket.label).toBe(socket.status);
+      expectShape(socket.label, JSON.parse(refused.body), socket);
+    }
+    // An upgrade on a path nobody serves is a 404 like any unknown route, not a dropped socket.
+    const unknown = await upgradeRefusal(`${keyed.url}/v1/no-such-socket`);
+    expect(unknown.status).toBe(404);
+    expectShape('unknown upgrade path', JSON.parse(unknown.body), {
+      status: 404,
+      code: 'not_found',
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -128,4 +129,38 @@ export async function startConfiguredGateway(script: ScriptedTurn[]) {
     await gateway.process.stop();
   });
   return { model, gateway };
+}
+
+/**
+ * Asks for a WebSocket upgrade (with the browser-control subprotocol and `protocols`) and returns
+ * the HTTP answer that refused it; rejects if the upgrade is accepted.
+ */
+export function upgradeRefusal(
+  url: string,
+  protocols: readonly string[] = [],
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, {
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Protocol': ['hermes-browser-control-v1', ...protocols].join(', '),
+      },
+    });
+    request.on('upgrade', (_response, socket) => {
+      socket.destroy();
+      reject(new Error('the upgrade was accepted'));
+    });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    request.on('error', reject);
+    request.end();
+  });
 }

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { identifyGateway, queryGatewayStatus, readRuntimeStatus } from '@hermes/control-socket';
 import { spawnProcess, startModelServer, tempHome } from '@hermes/testkit';
@@ -11,36 +10,9 @@ import {
   modelConfig,
   readEvents,
   startGateway,
+  upgradeRefusal,
   writeConfig,
 } from './gateway-process.js';
-
-/** Asks for a WebSocket upgrade and returns the HTTP answer that refused it. */
-function upgradeRefusal(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, {
-      headers: {
-        Connection: 'Upgrade',
-        Upgrade: 'websocket',
-        'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
-        'Sec-WebSocket-Protocol': 'hermes-browser-control-v1',
-      },
-    });
-    request.on('upgrade', (_response, socket) => {
-      socket.destroy();
-      reject(new Error('the upgrade was accepted'));
-    });
-    request.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
-      );
-    });
-    request.on('error', reject);
-    request.end();
-  });
-}
 
 describe('gateway process lifecycle', () => {
   it('starts with no config, prints URL, home and socket, and answers identify and status from the live process', async () => {

@@ -73,6 +73,7 @@ describe('bad input on every route', () => {
       { method: 'POST', path: '/api/sessions', json: { hidden: 'yes' } },
       { method: 'POST', path: '/api/sessions', json: { id: '' } },
       { method: 'POST', path: '/api/sessions', json: { title: 'x'.repeat(101) } },
+      { method: 'POST', path: '/api/sessions', json: { id: 'chat-a', session_id: 'chat-b' } },
       { method: 'POST', path: `/api/sessions/${id}/chat`, json: {} },
       { method: 'POST', path: `/api/sessions/${id}/chat`, json: { message: '   ' } },
       { method: 'POST', path: `/api/sessions/${id}/chat`, json: { message: 7 } },
@@ -152,6 +153,8 @@ describe('bad input on every route', () => {
       { method: 'GET', path: '/api/sessions?limit=-x' },
       { method: 'GET', path: `/api/sessions/${id}/messages?after_id=abc` },
       { method: 'GET', path: `/api/sessions/${id}/messages?order=random` },
+      // A single-session conversation needs no confirmation, but a malformed one is still refused.
+      { method: 'DELETE', path: `/api/sessions/${id}?confirm_cascade=maybe` },
     );
 
     for (const probe of probes) {

@@ -289,6 +289,14 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
   app.post('/api/sessions', async (context) => {
     const body = await readJsonBody(context, CreateSessionSchema, { limit, emptyAsObject: true });
     const store = await storeOf(context);
+    if (body.id !== undefined && body.session_id !== undefined && body.id !== body.session_id) {
+      throw new HttpError({
+        status: 400,
+        code: 'invalid_session_id',
+        message: "'id' and 'session_id' name different sessions; send one of them",
+        param: 'session_id',
+      });
+    }
     const id = body.id ?? body.session_id;
     if (id !== undefined && !SESSION_ID_PATTERN.test(id)) {
       throw new HttpError({
@@ -442,6 +450,8 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
   });
 
   app.delete('/api/sessions/:id', async (context) => {
+    // Read before anything else: a malformed value is refused even where no cascade is asked for.
+    const confirmCascade = queryBoolean(context, 'confirm_cascade');
     const store = await storeOf(context);
     const id = context.req.param('id');
     requireSessionRow(store, id);
@@ -454,7 +464,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
     // alone would leave the rest listed under another id, untitled.
     const lineage = store.getLineageIds(id);
     if (lineage.length > 1) {
-      if (!queryBoolean(context, 'confirm_cascade')) {
+      if (!confirmCascade) {
         throw new HttpError({
           status: 409,
           code: 'delete_cascade_requires_confirmation',

@@ -612,6 +612,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
 
   // Boot work of the previous run (claims, notices, redelivery, resumed turns) runs in the
   // background behind the restore gate; the HTTP API is already serving.
+  // Without a messaging platform there is nothing to restore: the gate opens at once.
+  if (platforms.enabled === 0) platforms.gate.open();
   const booting =
     platforms.enabled > 0
       ? platforms.boot().catch((error: unknown) => {

@@ -39,6 +39,9 @@ describe('gateway process lifecycle', () => {
       active_agents: 0,
       queue_depths: { runs_running: 0, delegation_completions: 0 },
       watchdog_strikes: 0,
+      // No messaging platform: nothing to restore, so nothing is held behind the gate.
+      platforms: [],
+      restore_gate: 'open',
     });
     expect(typeof status.uptime_s).toBe('number');
     expect(typeof status.event_loop_delay_p99_ms).toBe('number');

@@ -493,6 +493,41 @@ describe('session chat', () => {
   });
 });
 
+describe('runs refused before their turn starts', () => {
+  it('answer the refusal (busy session, no model) instead of a 202 for a run that failed at once, and keep nothing under its Idempotency-Key', async () => {
+    const model = await startModelServer({
+      script: [{ text: 'slow', delayMs: 1500 }, { text: 'the run answers' }],
+    });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const { id, first } = await startSlowTurn(gateway, model);
+    const startRun = () =>
+      gateway.json<{ id: string; status: string; error?: { code: string } }>('/v1/runs', {
+        method: 'POST',
+        json: { input: 'run in the busy session', session_id: id },
+        key: API_KEY,
+        headers: { 'idempotency-key': 'retry-me' },
+      });
+    const busy = await startRun();
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ error: { code: 'session_busy', type: 'conflict_error' } });
+    expect((await first).status).toBe(200);
+    // The retry with the same key is a new run, not the refusal replayed.
+    const retried = await startRun();
+    expect(retried.status).toBe(202);
+    const events = await readEvents(
+      await gateway.request(`/v1/runs/${retried.body.id}/events`, { key: API_KEY }),
+    );
+    expect(events.filter((event) => event.event !== ':').at(-2)?.event).toBe('run.completed');
+    expect((await startRun()).body.id).toBe(retried.body.id);
+
+    const bare = await startGateway();
+    const refused = await bare.json('/v1/runs', { method: 'POST', json: { input: 'hi' } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ error: { code: 'model_not_configured' } });
+  });
+});
+
 describe('responses', () => {
   it('stores responses, chains previous_response_id, and deletes them', async () => {
     const model = await startModelServer({

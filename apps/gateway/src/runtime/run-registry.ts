@@ -73,6 +73,16 @@ export class RunRegistry {
     return id === undefined ? undefined : this.get(profile, id);
   }
 
+  /**
+   * Frees the run's `Idempotency-Key` (a run refused before its turn started): the next request
+   * with that key starts a new run. The run itself stays readable by its id.
+   */
+  releaseIdempotencyKey(run: RunRecord): void {
+    if (run.idempotencyKey === undefined) return;
+    const mapKey = `${run.profile}\0${run.idempotencyKey}`;
+    if (this.#idempotent.get(mapKey) === run.id) this.#idempotent.delete(mapKey);
+  }
+
   get(profile: string, id: string): RunRecord | undefined {
     const run = this.#runs.get(id);
     return run && run.profile === profile ? run : undefined;

@@ -92,27 +92,40 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
     });
     const emit = (event: string, data: unknown) =>
       deps.runs.emit(run, event, { ...(data as Record<string, unknown>), run_id: run.id });
+    // The 202 waits for the turn to start (its lease taken, the message stored) or for a command
+    // to answer, so a refusal before that (a busy session, no model) is answered as what it is,
+    // as `wait: false` chat does, instead of as a run that failed at once.
+    let admitted = false;
+    let admit: () => void = () => {};
+    const admission = new Promise<void>((resolve) => {
+      admit = () => {
+        admitted = true;
+        resolve();
+      };
+    });
+    const renderEvent = createChatEventRenderer(emit);
 
     const execute = async () => {
-      const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
-      if (reply) {
-        run.output = reply.text;
-        run.runtime = commandRuntime(reply.command);
-        emit('assistant.completed', { content: reply.text, message_id: null });
-        emit('run.completed', {
-          session_id: session.id,
-          message_id: null,
-          status: 'completed',
-          command: reply.command,
-          final_response: reply.text,
-          messages: [],
-          usage: null,
-          runtime: run.runtime,
-        });
-        deps.runs.finish(run, 'completed');
-        return;
-      }
       try {
+        const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
+        if (reply) {
+          admit();
+          run.output = reply.text;
+          run.runtime = commandRuntime(reply.command);
+          emit('assistant.completed', { content: reply.text, message_id: null });
+          emit('run.completed', {
+            session_id: session.id,
+            message_id: null,
+            status: 'completed',
+            command: reply.command,
+            final_response: reply.text,
+            messages: [],
+            usage: null,
+            runtime: run.runtime,
+          });
+          deps.runs.finish(run, 'completed');
+          return;
+        }
         const outcome = await deps.runTurn({
           runtime,
           sessionId: session.id,
@@ -120,7 +133,10 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
           kind: 'run',
           runId: run.id,
           signal: run.controller.signal,
-          onEvent: createChatEventRenderer(emit),
+          onEvent: (event) => {
+            if (event.type === 'run.started') admit();
+            renderEvent(event);
+          },
           ephemeralSystemNote: body.instructions ?? undefined,
         });
         const { result } = outcome;
@@ -160,9 +176,18 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
           runtime: null,
         });
         deps.runs.finish(run, 'failed');
+        if (!admitted) throw failure;
       }
     };
-    void execute();
+    const running = execute();
+    try {
+      await Promise.race([admission, running]);
+    } catch (error) {
+      // Nothing ran: a retry with the same Idempotency-Key starts a new run.
+      deps.runs.releaseIdempotencyKey(run);
+      throw error;
+    }
+    running.catch(() => {});
     return context.json(runResponse(run), 202);
   });
 

@@ -770,6 +770,29 @@ describe('responses', () => {
       'Streamed response text.',
     );
   });
+  it('streams a refusal as the Responses API error event (type error, with code, message and param) the openai client can tell apart', async () => {
+    const model = await startModelServer({ script: [{ text: 'slow', delayMs: 1500 }] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    const { id, first } = await startSlowTurn(gateway, model);
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY });
+    const stream = await client.responses.create(
+      { model: 'hermes-agent', input: 'while it is busy', stream: true },
+      { headers: { 'X-Hermes-Session-Id': id } },
+    );
+    const events: { type: string }[] = [];
+    for await (const event of stream) events.push(event);
+    const error = events.at(-1);
+    expect(error).toEqual({
+      type: 'error',
+      sequence_number: events.length - 1,
+      code: 'session_busy',
+      message: expect.stringContaining('busy'),
+      param: null,
+    });
+    expect(events.map((event) => event.type)).not.toContain('response.completed');
+    expect((await first).status).toBe(200);
+  });
 });
 
 describe('runs', () => {

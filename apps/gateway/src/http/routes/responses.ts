@@ -371,7 +371,10 @@ export function registerResponseRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps)
             }
           } catch (error) {
             const failure = streamedFailure(error, deps.logger, 'response stream failed');
-            await emit('error', { ...errorBody(failure).error });
+            // The Responses API's error event: `type` is the event's own ("error"), not the
+            // error body's type, which would hide the event from a client switching on it.
+            const { code, message, param } = errorBody(failure).error;
+            await emit('error', { code, message, param });
             return;
           }
           const text = body.output_text;

@@ -525,6 +525,8 @@ describe('runs refused before their turn starts', () => {
     const refused = await bare.json('/v1/runs', { method: 'POST', json: { input: 'hi' } });
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ error: { code: 'model_not_configured' } });
+    // The conversation made for it, which the refusal names nowhere, is not left behind empty.
+    expect((await bare.json<{ data: unknown[] }>('/api/sessions')).body.data).toEqual([]);
   });
 });
 

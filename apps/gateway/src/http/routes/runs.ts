@@ -81,10 +81,11 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
     }
     deps.turns.assertAdmitting();
     const store = await storeOf(context);
-    const session =
+    const resolved =
       body.session_id !== undefined
-        ? requireSessionRow(store, body.session_id)
-        : (await resolveApiSession(context, store, [])).session;
+        ? { session: requireSessionRow(store, body.session_id), created: false }
+        : await resolveApiSession(context, store, []);
+    const { session } = resolved;
     const run = deps.runs.create({
       profile: runtime.name,
       sessionId: session.id,
@@ -183,8 +184,11 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
     try {
       await Promise.race([admission, running]);
     } catch (error) {
-      // Nothing ran: a retry with the same Idempotency-Key starts a new run.
+      // Nothing ran: a retry with the same Idempotency-Key starts a new run, and a conversation
+      // made for this run (still empty, named by no answer) goes again.
       deps.runs.releaseIdempotencyKey(run);
+      if (resolved.created && store.getSession(session.id)?.messageCount === 0)
+        await store.deleteSession(session.id).catch(() => false);
       throw error;
     }
     running.catch(() => {});

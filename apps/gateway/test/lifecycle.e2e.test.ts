@@ -77,6 +77,20 @@ describe('gateway process lifecycle', () => {
     expect(await identifyGateway(gateway.home)).toBeNull();
   });
 
+  it('keeps serving, and stops on SIGTERM, once the reader of its stderr has gone (a closed pipe): the log file still gets every line', async () => {
+    const gateway = await startGateway();
+    // As `hermes-gateway | head` or a dead log collector: writes to stderr now fail with EPIPE.
+    gateway.process.child.stderr?.destroy();
+    // Each request is logged (the tests run at debug), so each meets the closed pipe.
+    for (let index = 0; index < 5; index += 1)
+      expect((await gateway.json('/health')).status).toBe(200);
+    gateway.process.kill('SIGTERM');
+    expect((await gateway.process.exited).code).toBe(0);
+    const log = await readFile(path.join(gateway.home, 'logs', 'gateway.log'), 'utf8');
+    expect(log).toContain('"msg":"gateway stopped"');
+    expect(log).not.toContain('EPIPE');
+  });
+
   it('stops on SIGINT the same way', async () => {
     const gateway = await startGateway();
     gateway.process.kill('SIGINT');

@@ -52,6 +52,29 @@ function scrubbing(scrubber: SecretScrubber, target: LineSink): LineSink {
 }
 
 /**
+ * The console copy of the log, given up for good at its first write error: once the reader of
+ * stderr has gone (`hermes-gateway | head`, a dead collector) every write fails with EPIPE, and an
+ * error left to `uncaughtException` would be logged — to stderr again — forever, spinning the
+ * event loop so that not even SIGTERM gets through. The log file keeps every line.
+ */
+function consoleSink(target: LineSink & NodeJS.EventEmitter): LineSink {
+  let broken = false;
+  target.on('error', () => {
+    broken = true;
+  });
+  return {
+    write: (line) => {
+      if (broken) return;
+      try {
+        target.write(line);
+      } catch {
+        broken = true;
+      }
+    },
+  };
+}
+
+/**
  * JSON lines to `<home>/logs/gateway.log` (0600, rotated at 10 MiB, five kept), and the same
  * records on stderr — human-readable on a terminal, JSON lines otherwise (journald, a pipe).
  * Secrets are censored twice: by field name (pino `redact`) and by value (`SecretScrubber`).
@@ -86,9 +109,12 @@ export function createGatewayLogger(options: {
       translateTime: 'SYS:HH:MM:ss',
       ignore: 'pid,hostname',
     });
-    streams.push({ level: options.level, stream: scrubbing(scrubber, prettyStream) });
+    streams.push({ level: options.level, stream: scrubbing(scrubber, consoleSink(prettyStream)) });
   } else if (consoleMode === 'json') {
-    streams.push({ level: options.level, stream: scrubbing(scrubber, process.stderr) });
+    streams.push({
+      level: options.level,
+      stream: scrubbing(scrubber, consoleSink(process.stderr)),
+    });
   }
   const logger = pino(
     {

@@ -11,20 +11,23 @@ import { isTransientNetworkError } from './lifecycle/transient-errors.js';
 import { LOG_LEVELS, type LogLevel } from './logging/logger.js';
 import { GATEWAY_VERSION } from './version.js';
 
+// Numbers are written in decimal: `Number()` alone would also take `0x10`, `1e1` and `+5`.
+const WHOLE_NUMBER = /^[0-9]+$/;
+const DECIMAL_NUMBER = /^[0-9]+(?:\.[0-9]+)?$/;
+
 function integer(name: string, min: number, max: number) {
   return (value: string) => {
     const number = Number(value);
-    if (!Number.isInteger(number) || number < min || number > max)
+    if (!WHOLE_NUMBER.test(value) || number < min || number > max)
       throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`);
     return number;
   };
 }
 
 function seconds(value: string): number {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number < 0)
-    throw new InvalidArgumentError('must be a number of seconds (0 or more)');
-  return number;
+  if (!DECIMAL_NUMBER.test(value))
+    throw new InvalidArgumentError('must be a number of seconds (0 or more), such as 30 or 0.5');
+  return Number(value);
 }
 
 const program = new Command('hermes-gateway')

@@ -152,8 +152,9 @@ export interface RunningGateway {
 
 function portFrom(value: string | undefined, source: string): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
+  // Decimal digits (surrounding blanks forgiven): `Number()` would also take `0x10` or `1e3`.
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+  if (!/^[0-9]+$/.test(value.trim()) || port > 65_535)
     throw new GatewayStartError(
       `${source} must be a port number 0-65535, got ${JSON.stringify(value)}`,
       GATEWAY_EXIT_CODES.fatalConfig,

@@ -272,6 +272,39 @@ describe('gateway process lifecycle', () => {
     expect(existsSync(path.join(home, 'gateway.pid'))).toBe(false);
   });
 
+  it('reads ports and seconds from decimal digits only: 0x0, 0e0 or +0 are refused, not taken for numbers', async () => {
+    const refusedArguments = [
+      ['--port', '0x0'],
+      ['--port', '0e0'],
+      ['--port', '+0'],
+      ['--drain-timeout', '0x1e'],
+      ['--drain-timeout', '1e1'],
+    ];
+    for (const args of refusedArguments) {
+      const home = (await tempHome()).path;
+      const child = await spawnProcess({
+        command: process.execPath,
+        args: [GATEWAY_BIN, ...(args[0] === '--port' ? [] : ['--port', '0']), ...args],
+        env: gatewayEnv(home),
+      });
+      const exit = await Promise.race([
+        child.exited,
+        child.waitForLine(/listening on/, 15_000).then(() => 'started' as const),
+      ]);
+      expect(exit, args.join(' ')).toEqual({ code: 1, signal: null });
+      expect(child.stderr(), args.join(' ')).toContain(`option '${args[0]} <`);
+    }
+    for (const value of ['0x0', '0e0', '+0']) {
+      const child = await spawnProcess({
+        command: process.execPath,
+        args: [GATEWAY_BIN],
+        env: gatewayEnv((await tempHome()).path, { API_SERVER_PORT: value }),
+      });
+      expect((await child.exited).code, value).toBe(78);
+      expect(child.stderr()).toContain('API_SERVER_PORT must be a port number');
+    }
+  });
+
   it('takes the port from API_SERVER_PORT and refuses a malformed one with exit 78', async () => {
     const home = (await tempHome()).path;
     const child = await spawnProcess({

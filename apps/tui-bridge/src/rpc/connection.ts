@@ -93,11 +93,15 @@ export class Connection {
         });
         return;
       }
-      const replies = await Promise.all(value.map((member) => this.#handle(member)));
+      // Steps that must follow a member's reply (a prompt's held events, a resume's replay) run
+      // once the whole batch reply is written.
+      const afterBatch: (() => void)[] = [];
+      const replies = await Promise.all(value.map((member) => this.#handle(member, afterBatch)));
       const answered = replies.filter(
         (reply): reply is Record<string, unknown> => reply !== undefined,
       );
       if (answered.length > 0 && !this.#closed) this.#send(JSON.stringify(answered));
+      for (const action of afterBatch) action();
       return;
     }
     const afterReply: (() => void)[] = [];
@@ -108,7 +112,7 @@ export class Connection {
 
   async #handle(
     value: unknown,
-    afterReply: (() => void)[] = [],
+    afterReply: (() => void)[],
   ): Promise<Record<string, unknown> | undefined> {
     const request = v.safeParse(RequestSchema, value);
     if (!request.success) {

@@ -1,5 +1,6 @@
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
+import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
   scriptedModel,
   startStdioBridge,
@@ -100,5 +101,36 @@ describe('a batch', () => {
       .map((event) => String(event.payload.text))
       .join('');
     expect(text).toBe(reply);
+  });
+});
+
+describe('two prompts for one session written together', () => {
+  it('answers the one that runs before any of its events, and refuses the other with 4009', async () => {
+    const home = await tempHome();
+    const server = await scriptedModel([{ text: 'only one of them runs' }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+
+    const fromLine = client.lines.length;
+    const fromEvent = client.events.length;
+    const request = (id: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'prompt.submit',
+        params: { session_id, text: id },
+      });
+    // One write, as a front end does when the user presses Enter twice.
+    client.write(`${request('first')}\n${request('second')}`);
+    await client.waitForEvent((event) => event.type === 'run.completed', 15_000, fromEvent);
+
+    const seen = flatten(client.lines.slice(fromLine));
+    const accepted = seen.findIndex((message) => message.id === 'first');
+    const refused = seen.find((message) => message.id === 'second');
+    const started = seen.findIndex((message) => message.params?.type === 'run.started');
+    expect(seen[accepted]?.result?.run_id).toMatch(/\S/);
+    expect(refused?.error?.code).toBe(RPC_ERROR_CODES.sessionBusy);
+    expect(started).toBeGreaterThan(accepted);
   });
 });

@@ -52,6 +52,7 @@ export class LiveSession {
   readonly approvals = new Map<string, PendingApproval>();
   readonly #listeners = new Set<Connection>();
   #held: string[] | undefined;
+  #holds = 0;
   closed = false;
 
   constructor(options: {
@@ -88,13 +89,18 @@ export class LiveSession {
 
   /**
    * Holds events back until `release()` — so a reply (`prompt.submit`'s run id) reaches the
-   * front end before the events of what it started.
+   * front end before the events of what it started. Holds nest: two submits in flight (one of
+   * them refused) release the events only once both replies are written.
    */
   hold(): void {
+    this.#holds += 1;
     this.#held ??= [];
   }
 
   release(): void {
+    if (this.#holds === 0) return;
+    this.#holds -= 1;
+    if (this.#holds > 0) return;
     const held = this.#held;
     this.#held = undefined;
     for (const line of held ?? []) this.#broadcast(line);

@@ -50,6 +50,10 @@ export class Bridge {
   readonly #log: (line: string) => void;
   readonly #methods: MethodTable;
   #closing = false;
+  #closed: Promise<void> | undefined;
+  /** When running turns stop being waited for; a second `close()` may bring it forward. */
+  #drainDeadline = 0;
+  #wakeDrain: () => void = () => {};
   #generation = 0;
   /** The agent's delegation rail, once wired (`/review`, `subagent.*`, completion delivery). */
   delegation: DelegationSupport | undefined;
@@ -272,20 +276,41 @@ export class Bridge {
     }
   }
 
-  /** Resolves once no turn runs (true), or false after `timeoutMs`. */
-  async waitForIdle(timeoutMs: number): Promise<boolean> {
-    const deadline = performance.now() + timeoutMs;
+  /**
+   * Stops the bridge: no new turns; running turns get `drainTimeoutMs` to finish (then they are
+   * interrupted — what they said stays stored); live sessions end with `tui_shutdown`; stores close.
+   * Calling it again while it drains (a signal after the front end closed stdin) shortens the
+   * drain to the new `drainTimeoutMs` and resolves with the first call.
+   */
+  close(options: { drainTimeoutMs?: number } = {}): Promise<void> {
+    const deadline = performance.now() + (options.drainTimeoutMs ?? 0);
+    if (this.#closed) {
+      if (deadline < this.#drainDeadline) {
+        this.#drainDeadline = deadline;
+        this.#wakeDrain();
+      }
+      return this.#closed;
+    }
+    this.#closing = true;
+    this.#drainDeadline = deadline;
+    this.#closed = this.#shutdown();
+    return this.#closed;
+  }
+
+  /** Waits for running turns until the drain deadline (which may move closer meanwhile). */
+  async #drain(): Promise<boolean> {
     for (;;) {
       const running = [...this.sessions.values()].flatMap((session) =>
         session.running ? [session.running.done] : [],
       );
       if (running.length === 0) return true;
-      const remaining = deadline - performance.now();
+      const remaining = this.#drainDeadline - performance.now();
       if (remaining <= 0) return false;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         Promise.all(running),
-        new Promise((resolve) => {
+        new Promise<void>((resolve) => {
+          this.#wakeDrain = resolve;
           timer = setTimeout(resolve, remaining);
           timer.unref();
         }),
@@ -294,14 +319,8 @@ export class Bridge {
     }
   }
 
-  /**
-   * Stops the bridge: no new turns; running turns get `drainTimeoutMs` to finish (then they are
-   * interrupted — what they said stays stored); live sessions end with `tui_shutdown`; stores close.
-   */
-  async close(options: { drainTimeoutMs?: number } = {}): Promise<void> {
-    if (this.#closing) return;
-    this.#closing = true;
-    const drained = await this.waitForIdle(options.drainTimeoutMs ?? 0);
+  async #shutdown(): Promise<void> {
+    const drained = await this.#drain();
     if (!drained)
       this.log('interrupting turns still running at shutdown (their transcripts stay valid)');
     await Promise.all(

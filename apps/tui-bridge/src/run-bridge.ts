@@ -19,7 +19,7 @@ export interface RunningStdioBridge {
   readonly done: Promise<void>;
   /**
    * Stops now: stops reading the input, running turns get `drainTimeoutMs` (default 0) and are
-   * interrupted after.
+   * interrupted after — also when a drain after the input ended is already under way.
    */
   close(options?: { drainTimeoutMs?: number }): Promise<void>;
 }
@@ -31,14 +31,21 @@ export interface RunningStdioBridge {
  */
 export function runBridge(options: RunBridgeOptions = {}): RunningStdioBridge {
   const bridge = new Bridge(options);
-  const { ended, detach } = serveStdio({
+  const { connection, ended, detach } = serveStdio({
     bridge,
     input: options.stdin ?? process.stdin,
     output: options.stdout ?? process.stdout,
   });
-  const done = ended.then(() =>
-    bridge.close({ drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS }),
-  );
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const done = ended.then(async () => {
+    const started = performance.now();
+    // What the front end wrote before it closed its end is answered first; a session or a turn
+    // it starts is then drained and ended like the others. One deadline covers both.
+    await connection.settled(drainTimeoutMs);
+    await bridge.close({
+      drainTimeoutMs: Math.max(0, drainTimeoutMs - (performance.now() - started)),
+    });
+  });
   return {
     bridge,
     done,

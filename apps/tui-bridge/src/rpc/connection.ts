@@ -38,6 +38,8 @@ export class Connection {
   readonly #send: (text: string) => void;
   readonly #methods: MethodTable;
   readonly #onClose: (connection: Connection) => void;
+  /** Messages received and not yet answered. */
+  readonly #inFlight = new Set<Promise<void>>();
   #closed = false;
 
   constructor(options: {
@@ -71,7 +73,36 @@ export class Connection {
   }
 
   /** Handles one incoming message; never throws. */
-  async receive(text: string): Promise<void> {
+  receive(text: string): Promise<void> {
+    const handling = this.#receive(text);
+    this.#inFlight.add(handling);
+    void handling.then(() => this.#inFlight.delete(handling));
+    return handling;
+  }
+
+  /**
+   * Resolves true once every message received so far is answered (the front end closed its end:
+   * what it asked before still gets its reply), or false after `timeoutMs`.
+   */
+  async settled(timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    while (this.#inFlight.size > 0) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(this.#inFlight),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, remaining);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+
+  async #receive(text: string): Promise<void> {
     if (this.#closed) return;
     if (text.trim() === '') return;
     let value: unknown;

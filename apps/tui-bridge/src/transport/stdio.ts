@@ -15,7 +15,9 @@ export interface StdioServeOptions {
  * Serves one front end over a byte stream pair: one JSON-RPC message per line in, one per line
  * out. `ended` resolves when the input ends (the front end went away or closed its end), or once
  * `detach()` stopped reading it (the bridge is being stopped; the input is paused, so an open
- * stdin no longer keeps the process alive).
+ * stdin no longer keeps the process alive). The connection stays open for output: requests still
+ * in flight answer, and the events of turns that drain reach the front end while it reads. The
+ * bridge closes it when it closes (or when the output fails).
  */
 export function serveStdio(options: StdioServeOptions): {
   connection: Connection;
@@ -46,11 +48,7 @@ export function serveStdio(options: StdioServeOptions): {
       finished = true;
       input.off('data', onData);
       splitter.end();
-      // Give in-flight requests of the last lines a chance to answer before detaching.
-      setImmediate(() => {
-        connection.close();
-        resolve();
-      });
+      resolve();
     };
     const onData = (chunk: Buffer | string) =>
       splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);

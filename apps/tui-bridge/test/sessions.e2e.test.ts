@@ -3,7 +3,13 @@ import path from 'node:path';
 import { BOT_CHAT_TITLE, openBotRelay, openSessionStore } from '@hermes/session-store';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { scriptedModel, startStdioBridge, writeModelConfig } from './bridge-client.js';
+import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
+import {
+  RpcErrorReply,
+  scriptedModel,
+  startStdioBridge,
+  writeModelConfig,
+} from './bridge-client.js';
 
 type Summary = {
   id: string;
@@ -125,6 +131,47 @@ describe('session.list and profiles.list', () => {
       ['default', true, false],
       ['work', false, true],
     ]);
+  });
+});
+
+describe('session.create with a cwd', () => {
+  it('refuses a relative or missing working folder, stores nothing, and runs tools in a real one', async () => {
+    const home = await tempHome();
+    const work = path.join(home.path, 'project');
+    await mkdir(work);
+    await writeFile(path.join(home.path, 'a-file'), 'not a folder');
+    const server = await scriptedModel([
+      { toolCalls: [{ id: 'call_pwd', name: 'terminal', arguments: { command: 'pwd' } }] },
+      { text: 'done' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+
+    // The relative one names the real folder from where the bridge runs: refused all the same.
+    for (const cwd of [
+      path.relative(process.cwd(), work),
+      path.join(home.path, 'missing'),
+      path.join(home.path, 'a-file'),
+    ]) {
+      const refused = await client
+        .request('session.create', { title: 'Nowhere', cwd })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(RpcErrorReply);
+      expect((refused as RpcErrorReply).code).toBe(RPC_ERROR_CODES.invalidParams);
+      expect((refused as RpcErrorReply).rpcMessage).toContain('cwd');
+    }
+    expect((await client.request<{ sessions: Summary[] }>('session.list', {})).sessions).toEqual(
+      [],
+    );
+
+    const created = await client.request<{ session_id: string; cwd: string }>('session.create', {
+      cwd: work,
+    });
+    expect(created.cwd).toBe(work);
+    await client.request('prompt.submit', { session_id: created.session_id, text: 'where?' });
+    const tool = await client.waitForEvent((event) => event.type === 'tool.complete');
+    expect(tool.payload).toMatchObject({ ok: true });
+    expect(String(tool.payload.result)).toContain(work);
   });
 });
 

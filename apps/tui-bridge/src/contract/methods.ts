@@ -3,6 +3,8 @@ import * as v from 'valibot';
 // Field names on the wire are snake_case, like the reference's TUI gateway and the session API.
 
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+/** POSIX `/…`, a Windows drive `C:\…` or a UNC `\\host\…` path (no node:path: front ends import this). */
+const ABSOLUTE_PATH = /^(?:\/|[A-Za-z]:[\\/]|\\\\)/;
 const SessionIdParam = v.pipe(
   Id,
   v.description('A live session id from session.create / session.resume'),
@@ -131,7 +133,15 @@ export const METHODS = {
     params: v.object({
       profile: v.optional(ProfileParam),
       title: v.optional(v.pipe(v.string(), v.maxLength(100))),
-      cwd: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096))),
+      cwd: v.optional(
+        v.pipe(
+          v.string(),
+          v.minLength(1),
+          v.maxLength(4096),
+          v.regex(ABSOLUTE_PATH, 'must be an absolute path'),
+          v.description("The session's working folder: an absolute path to an existing folder"),
+        ),
+      ),
     }),
     result: LiveSessionSchema,
   },

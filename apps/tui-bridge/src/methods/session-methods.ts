@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { ProfileRuntime } from '@hermes/agent';
 import {
   BOT_CHAT_TITLE,
@@ -56,6 +57,14 @@ export function summaryOf(
   };
 }
 
+async function isDirectory(folder: string): Promise<boolean> {
+  try {
+    return (await stat(folder)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function liveView(session: LiveSession): MethodResult<'session.create'> {
   return {
     session_id: session.id,
@@ -96,6 +105,11 @@ export function sessionMethods(bridge: Bridge) {
   return {
     async 'session.create'(params: MethodParams<'session.create'>, context: CallContext) {
       const runtime = bridge.profile(params.profile);
+      if (params.cwd !== undefined && !(await isDirectory(params.cwd)))
+        throw new RpcError(
+          RPC_ERROR_CODES.invalidParams,
+          `Invalid params: cwd: not an existing folder: ${params.cwd}`,
+        );
       if (bridge.closing)
         throw new RpcError(RPC_ERROR_CODES.sessionBusy, 'the bridge is shutting down');
       let row: SessionRecord;

@@ -4,6 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
   BRIDGE_BIN,
@@ -13,6 +14,7 @@ import {
   scriptedModel,
   startStdioBridge,
   startWsBridge,
+  TEST_TOKEN,
   writeModelConfig,
 } from './bridge-client.js';
 
@@ -223,6 +225,27 @@ describe('a turn over WebSocket', () => {
     // The right token opens the socket (the refusals above were about the token, not the server).
     const ok = await bridge.connect();
     expect(ok.client.eventsOf('gateway.ready')).toHaveLength(1);
+  });
+
+  it('reads the Authorization scheme in any case, as HTTP does, and still checks the token', async () => {
+    const home = await tempHome();
+    const bridge = await startWsBridge({ home: home.path });
+    const upgrade = (authorization: string) =>
+      new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(bridge.url, { headers: { authorization } });
+        socket.once('open', () => {
+          socket.close();
+          resolve(101);
+        });
+        socket.once('unexpected-response', (_request, response) =>
+          resolve(response.statusCode ?? 0),
+        );
+        socket.once('error', reject);
+      });
+    expect(await upgrade(`bearer ${TEST_TOKEN}`)).toBe(101);
+    expect(await upgrade(`BEARER ${TEST_TOKEN}`)).toBe(101);
+    expect(await upgrade('bearer wrong-token-0123456789')).toBe(401);
+    expect(await upgrade(`Basic ${TEST_TOKEN}`)).toBe(401);
   });
 
   it('refuses to listen beyond loopback without an explicit token', async () => {

@@ -29,8 +29,9 @@ export function tokensMatch(presented: string | undefined, expected: string): bo
 }
 
 function presentedToken(request: IncomingMessage): string | undefined {
-  const header = request.headers.authorization;
-  if (header?.startsWith('Bearer ')) return header.slice('Bearer '.length).trim();
+  // The scheme is case-insensitive in HTTP (RFC 9110 §11.1): `bearer` is `Bearer`.
+  const bearer = /^bearer[ \t]+(\S.*)$/i.exec(request.headers.authorization?.trim() ?? '');
+  if (bearer?.[1]) return bearer[1].trim();
   const url = new URL(request.url ?? '/', 'http://bridge.invalid');
   return url.searchParams.get('token') ?? undefined;
 }

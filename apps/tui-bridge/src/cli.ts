@@ -1,10 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  applyEnvFile,
-  getDefaultHermesRoot,
-  getProcessHermesHome,
-  getProfileDir,
-} from '@hermes/config';
+import { applyEnvFile, getProcessHermesHome, selectProfileHome } from '@hermes/config';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { BridgeSurface } from './bridge.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.js';
@@ -115,8 +110,9 @@ export async function runBridgeCli(
 
   let home: string;
   try {
+    // A named profile must exist (as for every `hermes -p`): a typo must not create one.
     home = parsed.profile
-      ? getProfileDir(parsed.profile, getDefaultHermesRoot())
+      ? selectProfileHome({ profile: parsed.profile }).home
       : (options.home ?? getProcessHermesHome());
     applyEnvFile(home);
   } catch (error) {

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BOT_CHAT_TITLE, openBotRelay, openSessionStore } from '@hermes/session-store';
@@ -5,6 +7,8 @@ import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
 import {
+  BRIDGE_BIN,
+  bridgeEnv,
   RpcErrorReply,
   scriptedModel,
   startStdioBridge,
@@ -131,6 +135,29 @@ describe('session.list and profiles.list', () => {
       ['default', true, false],
       ['work', false, true],
     ]);
+  });
+});
+
+describe('the launch profile', () => {
+  it('refuses -p with a profile that does not exist, creating nothing, and serves one that does', async () => {
+    const root = await tempHome();
+    // stdin at its end: a bridge that wrongly starts exits at once instead of waiting.
+    const child = spawn(process.execPath, [BRIDGE_BIN, '-p', 'typo'], {
+      env: bridgeEnv(root.path),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(stderr).toContain('profile "typo" does not exist');
+    expect(existsSync(path.join(root.path, 'profiles', 'typo'))).toBe(false);
+
+    await mkdir(path.join(root.path, 'profiles', 'work'), { recursive: true });
+    const { client } = await startStdioBridge({ home: root.path, args: ['-p', 'work'] });
+    expect(client.eventsOf('gateway.ready')[0]?.payload.profile).toBe('work');
   });
 });
 

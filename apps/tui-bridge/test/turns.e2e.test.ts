@@ -203,6 +203,58 @@ describe('a turn over WebSocket', () => {
     ]);
   });
 
+  it('replays every delta of a long turn to a front end that resumes it, however many there were', async () => {
+    const home = await tempHome();
+    await writeFile(path.join(home.path, 'notes.txt'), 'notes\n');
+    // One character per chunk: more deltas than a turn's replay could hold as separate events.
+    const thinking = 'thinking it over';
+    const long = Array.from({ length: 24_000 }, (_, index) => String(index % 10)).join('');
+    const server = await scriptedModel([
+      {
+        reasoning: thinking,
+        text: long,
+        chunkSize: 1,
+        toolCalls: [
+          {
+            id: 'call_1',
+            name: 'read_file',
+            arguments: { path: path.join(home.path, 'notes.txt') },
+          },
+        ],
+      },
+      // Slow to start: the second front end joins while the turn waits for it.
+      { text: 'done', delayMs: 4000 },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startWsBridge({ home: home.path });
+    const first = await bridge.connect();
+    const { session_id } = await first.client.request<{ session_id: string }>('session.create', {});
+    await first.client.request('prompt.submit', { session_id, text: 'go' });
+    // The second model call (held back 4 s) means the first one streamed in full and the tool
+    // ran. Polled: a waitForEvent over 24,000 events would rescan them on every message.
+    while (server.modelRequests.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const second = await bridge.connect();
+    const resumed = await second.client.request<{ running: boolean }>('session.resume', {
+      session_id,
+    });
+    expect(resumed.running).toBe(true);
+    await second.client.waitForEvent((event) => event.type === 'run.completed', 30_000);
+    const replayedText = (type: string) =>
+      second.client
+        .eventsOf(type, session_id)
+        .filter((event) => event.payload.replayed === true)
+        .map((event) => String(event.payload.text))
+        .join('');
+    expect(replayedText('reasoning.delta')).toBe(thinking);
+    expect(replayedText('message.delta')).toBe(long);
+    expect(second.client.eventsOf('tool.complete', session_id)).toHaveLength(1);
+    const live = second.client
+      .eventsOf('message.delta', session_id)
+      .filter((event) => event.payload.replayed !== true);
+    expect(live.map((event) => event.payload.text).join('')).toBe('done');
+  });
+
   it('refuses an upgrade without the token, or with a wrong one', async () => {
     const home = await tempHome();
     const bridge = await startWsBridge({ home: home.path });

@@ -4,8 +4,15 @@ import { EVENT_METHOD, type EventEnvelope } from '../contract/envelope.js';
 import type { EventPayload, EventType } from '../contract/events.js';
 import type { Connection } from '../rpc/connection.js';
 
-/** Events of one running turn kept for replay to a front end that (re)attaches mid-turn. */
+/**
+ * Events of one running turn kept for replay to a front end that (re)attaches mid-turn. Streamed
+ * deltas are merged as they come (one replayed delta per stretch of text), so the bound is on
+ * the other events (tool calls, stored messages) — more than a turn makes.
+ */
 export const MAX_REPLAY_EVENTS = 20_000;
+
+/** Events whose payloads are consecutive pieces of one text: merged in the replay buffer. */
+const DELTA_EVENTS: ReadonlySet<string> = new Set(['message.delta', 'reasoning.delta']);
 
 export type TurnOrigin = 'prompt' | 'queue' | 'delegation' | 'bot_relay';
 
@@ -14,9 +21,10 @@ export interface RunningTurn {
   runId: string | undefined;
   readonly origin: TurnOrigin;
   readonly controller: AbortController;
-  /** Event lines of this turn, in order, for replay. */
-  readonly events: string[];
-  replayTruncated: boolean;
+  /** Events of this turn, in order, for replay (consecutive deltas of one kind merged). */
+  readonly events: EventEnvelope['params'][];
+  /** Events past `MAX_REPLAY_EVENTS` not kept; a replay ends with a `warning` that says so. */
+  replayDropped: number;
   /** Settles when the turn has ended (whatever the outcome). */
   done: Promise<void>;
 }
@@ -114,10 +122,7 @@ export class LiveSession {
     };
     const line = JSON.stringify(envelope);
     const turn = this.running;
-    if (turn && type !== 'gateway.ready') {
-      if (turn.events.length < MAX_REPLAY_EVENTS) turn.events.push(line);
-      else turn.replayTruncated = true;
-    }
+    if (turn && type !== 'gateway.ready') keepForReplay(turn, envelope.params);
     if (this.#held) this.#held.push(line);
     else this.#broadcast(line);
   }
@@ -130,10 +135,23 @@ export class LiveSession {
   replayTo(connection: Connection): void {
     const turn = this.running;
     if (!turn) return;
-    for (const line of turn.events) {
-      const envelope = JSON.parse(line) as EventEnvelope;
-      envelope.params.payload.replayed = true;
-      connection.sendEvent(envelope);
+    const send = (params: EventEnvelope['params']) =>
+      connection.sendEvent({
+        jsonrpc: '2.0',
+        method: EVENT_METHOD,
+        params: { ...params, payload: { ...params.payload, replayed: true } },
+      });
+    for (const params of turn.events) send(params);
+    if (turn.replayDropped > 0) {
+      send({
+        type: 'warning',
+        session_id: this.id,
+        payload: {
+          run_id: turn.runId ?? null,
+          code: 'replay_truncated',
+          message: `${turn.replayDropped} events of this turn were not kept for replay; its stored messages are complete once it ends (session.resume)`,
+        },
+      });
     }
   }
 
@@ -144,4 +162,24 @@ export class LiveSession {
       pending.resolve('deny');
     }
   }
+}
+
+function keepForReplay(turn: RunningTurn, params: EventEnvelope['params']): void {
+  const last = turn.events.at(-1);
+  if (
+    DELTA_EVENTS.has(params.type) &&
+    last?.type === params.type &&
+    last.payload.run_id === params.payload.run_id
+  ) {
+    turn.events[turn.events.length - 1] = {
+      ...last,
+      payload: {
+        ...last.payload,
+        text: `${String(last.payload.text)}${String(params.payload.text)}`,
+      },
+    };
+    return;
+  }
+  if (turn.events.length < MAX_REPLAY_EVENTS) turn.events.push(params);
+  else turn.replayDropped += 1;
 }

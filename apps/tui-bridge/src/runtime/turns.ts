@@ -132,7 +132,7 @@ export function startTurn(session: LiveSession, options: StartTurnOptions): Prom
     origin: options.origin,
     controller: new AbortController(),
     events: [],
-    replayTruncated: false,
+    replayDropped: 0,
     done: Promise.resolve(),
   };
   // Claimed before the first await: two submits in the same tick cannot both start.

@@ -4,7 +4,12 @@ import path from 'node:path';
 import { openSessionStore } from '@hermes/session-store';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { scriptedModel, startStdioBridge, writeModelConfig } from './bridge-client.js';
+import {
+  scriptedModel,
+  startStdioBridge,
+  startWsBridge,
+  writeModelConfig,
+} from './bridge-client.js';
 
 describe('slash.exec and command.dispatch', () => {
   it('answers help, status, title and history from the live session', async () => {
@@ -142,6 +147,62 @@ describe('approvals', () => {
     });
     await client.waitForEvent((event) => event.type === 'run.completed', 15_000, from);
     expect(existsSync(path.join(home.path, 'other'))).toBe(true);
+  });
+});
+
+describe('approvals and a front end that resumes mid-turn', () => {
+  it('replays the approval still pending, not the one already answered', async () => {
+    const home = await tempHome();
+    await mkdir(path.join(home.path, 'first'));
+    await mkdir(path.join(home.path, 'second'));
+    const server = await scriptedModel([
+      {
+        toolCalls: [
+          { id: 'call_1', name: 'terminal', arguments: { command: `rm -rf ${home.path}/first` } },
+        ],
+      },
+      {
+        toolCalls: [
+          { id: 'call_2', name: 'terminal', arguments: { command: `rm -rf ${home.path}/second` } },
+        ],
+      },
+      { text: 'One deleted, one kept.' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startWsBridge({ home: home.path });
+    const desk = await bridge.connect();
+    const { session_id } = await desk.client.request<{ session_id: string }>('session.create', {});
+    await desk.client.request('prompt.submit', { session_id, text: 'clean up' });
+    const answered = await desk.client.waitForEvent((event) => event.type === 'approval.request');
+    await desk.client.request('approval.respond', {
+      session_id,
+      request_id: answered.payload.request_id,
+      decision: 'once',
+    });
+    const pending = await desk.client.waitForEvent(
+      (event) =>
+        event.type === 'approval.request' &&
+        event.payload.request_id !== answered.payload.request_id,
+    );
+
+    const laptop = await bridge.connect();
+    await laptop.client.request('session.resume', { session_id });
+    const replayed = await laptop.client.waitForEvent(
+      (event) => event.type === 'approval.request' && event.payload.replayed === true,
+    );
+    expect(replayed.payload.request_id).toBe(pending.payload.request_id);
+    await laptop.client.request('approval.respond', {
+      session_id,
+      request_id: replayed.payload.request_id,
+      decision: 'deny',
+    });
+    await laptop.client.waitForEvent((event) => event.type === 'run.completed');
+    // The laptop was never asked about the first command: it had been answered already.
+    expect(
+      laptop.client.eventsOf('approval.request').map((event) => event.payload.request_id),
+    ).toEqual([pending.payload.request_id]);
+    expect(existsSync(path.join(home.path, 'first'))).toBe(false);
+    expect(existsSync(path.join(home.path, 'second'))).toBe(true);
   });
 });
 

@@ -141,7 +141,16 @@ export class LiveSession {
         method: EVENT_METHOD,
         params: { ...params, payload: { ...params.payload, replayed: true } },
       });
-    for (const params of turn.events) send(params);
+    for (const params of turn.events) {
+      // An approval already answered (or timed out) is history: asking again would be a question
+      // nobody can answer (4010). One still pending is asked here too.
+      if (
+        params.type === 'approval.request' &&
+        !this.approvals.has(String(params.payload.request_id))
+      )
+        continue;
+      send(params);
+    }
     if (turn.replayDropped > 0) {
       send({
         type: 'warning',

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openSessionStore } from '@hermes/session-store';
 import { tempHome } from '@hermes/testkit';
@@ -147,6 +147,50 @@ describe('approvals', () => {
     });
     await client.waitForEvent((event) => event.type === 'run.completed', 15_000, from);
     expect(existsSync(path.join(home.path, 'other'))).toBe(true);
+  });
+});
+
+describe('a /steer that never reaches its turn', () => {
+  it('is reported when the turn ends without another tool result, and never rides on a later turn', async () => {
+    const home = await tempHome();
+    const notes = path.join(home.path, 'notes.txt');
+    await writeFile(notes, 'notes\n');
+    const server = await scriptedModel([
+      // Turn 1 streams its answer and calls no tool: nothing for a steer to ride on.
+      { text: 'An answer with no tool call at all.', chunkSize: 2, chunkDelayMs: 60 },
+      // Turn 2 calls a tool: a leftover steer would land in its result.
+      { toolCalls: [{ id: 'call_1', name: 'read_file', arguments: { path: notes } }] },
+      { text: 'Read it.' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    const first = await client.request<{ run_id: string }>('prompt.submit', {
+      session_id,
+      text: 'answer me',
+    });
+    await client.waitForEvent((event) => event.type === 'message.delta');
+    const steered = await client.request<{ type: string }>('command.dispatch', {
+      session_id,
+      name: 'steer',
+      arg: 'use metric units',
+    });
+    expect(steered.type).toBe('steered');
+    const done = await client.waitForEvent(
+      (event) => event.type === 'run.completed' && event.payload.run_id === first.run_id,
+    );
+    const missed = client
+      .eventsOf('warning', session_id)
+      .find((event) => event.payload.code === 'steer_missed');
+    expect(missed?.payload.run_id).toBe(first.run_id);
+    expect(String(missed?.payload.message)).toContain('use metric units');
+    expect(client.events.indexOf(missed as never)).toBeLessThan(client.events.indexOf(done));
+
+    const from = client.events.length;
+    await client.request('prompt.submit', { session_id, text: 'read my notes' });
+    await client.waitForEvent((event) => event.type === 'run.completed', 15_000, from);
+    const sent = JSON.stringify(server.modelRequests.map((request) => request.body));
+    expect(sent).not.toContain('use metric units');
   });
 });
 

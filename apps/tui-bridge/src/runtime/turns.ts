@@ -225,6 +225,16 @@ export function startTurn(session: LiveSession, options: StartTurnOptions): Prom
       failure = error;
     }
     session.denyPendingApprovals();
+    // A steer rides on the turn's next tool result; one that never got one is this turn's, not
+    // the next's: say so (before run.completed) instead of slipping it into a later turn.
+    const missed = session.steers.splice(0);
+    if (missed.length > 0) {
+      session.emit('warning', {
+        run_id: turn.runId ?? null,
+        code: 'steer_missed',
+        message: `the answer ended before your /steer reached it: "${missed.join(' / ')}" — send it as a message`,
+      });
+    }
     session.running = undefined;
     if (turn.runId === undefined) {
       reportRefused(agentRefusal(failure ?? new Error('the turn ended before it started')));

@@ -203,15 +203,22 @@ export class Bridge {
       return Promise.reject(
         new RpcError(RPC_ERROR_CODES.sessionBusy, 'the bridge is shutting down'),
       );
+    return this.#start(session, text, origin);
+  }
+
+  #start(session: LiveSession, text: string, origin: 'prompt' | 'queue'): Promise<string> {
     return startTurn(session, { text, origin, onIdle: (idle) => this.onIdle(idle) });
   }
 
   /** A session became idle: the next queued prompt (then delivery hooks) may run. */
   onIdle(session: LiveSession): void {
-    if (session.closed || this.#closing || session.running) return;
+    if (session.closed || session.running) return;
+    // A queued prompt was promised to run after the turn: it still runs while the bridge drains
+    // (the drain waits for it too), not once the drain is over.
+    if (this.#closing && performance.now() >= this.#drainDeadline) return;
     const next = session.queue.shift();
     if (next !== undefined) {
-      this.submit(session, next, 'queue').catch((error: unknown) => {
+      this.#start(session, next, 'queue').catch((error: unknown) => {
         session.emit('warning', {
           run_id: null,
           code: 'queued_prompt_failed',
@@ -220,8 +227,9 @@ export class Bridge {
       });
       return;
     }
-    // Idle with nothing queued: a completion owed to this session may come in now.
-    session.runtime.notifyIdle(session.storedSessionId);
+    // Idle with nothing queued: a completion owed to this session may come in now (not while
+    // stopping: the ledger keeps it for the next bridge that opens the conversation).
+    if (!this.#closing) session.runtime.notifyIdle(session.storedSessionId);
   }
 
   async #requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {

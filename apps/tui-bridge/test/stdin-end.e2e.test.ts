@@ -72,6 +72,42 @@ describe('a front end that closes stdin right after writing', () => {
   });
 });
 
+describe('a prompt queued when the front end closes stdin', () => {
+  it('runs after the running turn during the drain, and both are stored', async () => {
+    const home = await tempHome();
+    const server = await scriptedModel([
+      { text: 'the first answer, streamed for a while', chunkSize: 3, chunkDelayMs: 60 },
+      { text: 'the queued answer' },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startStdioBridge({ home: home.path });
+    const { session_id, stored_session_id } = await bridge.client.request<{
+      session_id: string;
+      stored_session_id: string;
+    }>('session.create', {});
+    await bridge.client.request('prompt.submit', { session_id, text: 'first' });
+    await bridge.client.waitForEvent((event) => event.type === 'message.delta');
+    const queued = await bridge.client.request<{ type: string }>('command.dispatch', {
+      session_id,
+      name: 'queue',
+      arg: 'and then this',
+    });
+    expect(queued.type).toBe('queued');
+
+    bridge.endInput();
+    expect(await bridge.exited).toBe(0);
+    const store = await openSessionStore({ path: path.join(home.path, 'state.db') });
+    expect(store.getMessages(stored_session_id).map((row) => [row.role, row.content])).toEqual([
+      ['user', 'first'],
+      ['assistant', 'the first answer, streamed for a while'],
+      ['user', 'and then this'],
+      ['assistant', 'the queued answer'],
+    ]);
+    expect(store.getSession(stored_session_id)?.endReason).toBe('tui_shutdown');
+    await store.close();
+  });
+});
+
 describe('a signal while the bridge drains after stdin closed', () => {
   it('interrupts the turn now: what it said is stored and the session ends as machinery', async () => {
     const home = await tempHome();

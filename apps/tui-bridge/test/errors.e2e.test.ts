@@ -115,6 +115,22 @@ describe('JSON-RPC errors', () => {
     ).toHaveLength(1);
   });
 
+  it('serves a request whatever its id, as JSON-RPC 2.0 allows: a fraction, or null', async () => {
+    const home = await tempHome();
+    const { client } = await startStdioBridge({ home: home.path });
+    const before = client.lines.length;
+    client.write('{"jsonrpc":"2.0","id":1.5,"method":"profiles.list","params":{}}');
+    client.write('{"jsonrpc":"2.0","id":null,"method":"session.list","params":{}}');
+    await client.waitFor(() => (client.lines.length - before >= 2 ? true : undefined));
+    const replies = client.lines
+      .slice(before)
+      .map((line) => JSON.parse(line) as { id: unknown; result?: Record<string, unknown> });
+    const fraction = replies.find((reply) => reply.id === 1.5);
+    const nullId = replies.find((reply) => reply.id === null);
+    expect(fraction?.result).toHaveProperty('profiles');
+    expect(nullId?.result).toHaveProperty('sessions');
+  });
+
   it('answers the application codes of sessions, slash commands and the agent', async () => {
     const home = await tempHome();
     await mkdir(path.join(home.path, 'skills', 'writing', 'haiku'), { recursive: true });

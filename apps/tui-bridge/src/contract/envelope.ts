@@ -9,12 +9,16 @@ export const EVENT_METHOD = 'event';
 /** Longest accepted line (stdio) or WebSocket message, in bytes. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-export const RequestIdSchema = v.union([v.string(), v.pipe(v.number(), v.integer())]);
+/**
+ * A request id: a string or a number. JSON-RPC 2.0 only advises against fractions (SHOULD NOT),
+ * so they are served like any other id; null is allowed too (discouraged, and answered with null).
+ */
+export const RequestIdSchema = v.union([v.string(), v.pipe(v.number(), v.finite())]);
 
-/** A request (with `id`) or a notification (without). `params` is checked per method. */
+/** A request (with `id`, null included) or a notification (no `id` member). `params` is checked per method. */
 export const RequestSchema = v.object({
   jsonrpc: v.literal('2.0'),
-  id: v.optional(RequestIdSchema),
+  id: v.optional(v.nullable(RequestIdSchema)),
   method: v.pipe(v.string(), v.minLength(1)),
   params: v.optional(v.union([v.array(v.unknown()), v.record(v.string(), v.unknown())])),
 });
@@ -28,7 +32,7 @@ export const ErrorObjectSchema = v.object({
 
 export const SuccessResponseSchema = v.object({
   jsonrpc: v.literal('2.0'),
-  id: RequestIdSchema,
+  id: v.nullable(RequestIdSchema),
   result: v.unknown(),
 });
 

@@ -1,5 +1,10 @@
 import * as v from 'valibot';
-import { EVENT_METHOD, type EventEnvelope, RequestSchema } from '../contract/envelope.js';
+import {
+  EVENT_METHOD,
+  type EventEnvelope,
+  RequestIdSchema,
+  RequestSchema,
+} from '../contract/envelope.js';
 import { RPC_ERROR_CODES, RPC_ERROR_MESSAGES, RpcError } from '../contract/error-codes.js';
 import { isMethodName, METHODS, type MethodName } from '../contract/methods.js';
 
@@ -151,8 +156,7 @@ export class Connection {
         typeof value === 'object' && value !== null && 'id' in value
           ? (value as { id: unknown }).id
           : null;
-      const usableId =
-        typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+      const usableId = v.is(RequestIdSchema, id) ? id : null;
       return this.#errorReply(usableId, {
         code: RPC_ERROR_CODES.invalidRequest,
         message: `${RPC_ERROR_MESSAGES.invalidRequest} (${describeIssues(request.issues)})`,

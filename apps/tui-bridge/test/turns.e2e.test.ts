@@ -120,6 +120,57 @@ describe.each(['stdio', 'websocket'] as const)('a full turn over %s', (transport
   });
 });
 
+describe('session.resume from a front end already attached', () => {
+  it('answers with the transcript mid-turn without sending the turn again', async () => {
+    const home = await tempHome();
+    const reply = 'streamed while the front end refreshes its transcript';
+    const server = await scriptedModel([{ text: reply, chunkSize: 3, chunkDelayMs: 60 }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    await client.request('prompt.submit', { session_id, text: 'go' });
+    await client.waitForEvent((event) => event.type === 'message.delta');
+    const resumed = await client.request<{ running: boolean }>('session.resume', { session_id });
+    expect(resumed.running).toBe(true);
+    await client.waitForEvent((event) => event.type === 'run.completed');
+    // Every piece of the answer once: nothing replayed to a connection that saw it live.
+    const text = client
+      .eventsOf('message.delta', session_id)
+      .map((event) => String(event.payload.text))
+      .join('');
+    expect(text).toBe(reply);
+    expect(client.eventsOf('run.started', session_id)).toHaveLength(1);
+  });
+
+  it('still replays the turn to a front end whose prompt was refused mid-turn (4009)', async () => {
+    const home = await tempHome();
+    const reply = 'streamed while another front end knocks';
+    const server = await scriptedModel([{ text: reply, chunkSize: 2, chunkDelayMs: 80 }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startWsBridge({ home: home.path });
+    const first = await bridge.connect();
+    const { session_id } = await first.client.request<{ session_id: string }>('session.create', {});
+    await first.client.request('prompt.submit', { session_id, text: 'go' });
+    await first.client.waitForEvent((event) => event.type === 'message.delta');
+
+    const second = await bridge.connect();
+    const refused = await second.client
+      .request('prompt.submit', { session_id, text: 'me too' })
+      .catch((error: unknown) => error);
+    expect((refused as RpcErrorReply).code).toBe(RPC_ERROR_CODES.sessionBusy);
+    const resumed = await second.client.request<{ running: boolean }>('session.resume', {
+      session_id,
+    });
+    expect(resumed.running).toBe(true);
+    await second.client.waitForEvent((event) => event.type === 'run.completed');
+    const text = second.client
+      .eventsOf('message.delta', session_id)
+      .map((event) => String(event.payload.text))
+      .join('');
+    expect(text).toBe(reply);
+  });
+});
+
 describe('interrupting a turn', () => {
   it('answers a second prompt on a running session with 4009 and interrupts on prompt.interrupt', async () => {
     const home = await tempHome();

@@ -7,12 +7,17 @@ export function promptMethods(bridge: Bridge) {
   return {
     async 'prompt.submit'(params: MethodParams<'prompt.submit'>, context: CallContext) {
       const session = bridge.session(params.session_id);
-      // The caller sees this session's events from now on, even if it only knew the id.
+      // The caller sees this session's events from now on, even if it only knew the id — unless
+      // the prompt is refused: joining a turn midway is session.resume's (it replays the start).
+      const wasAttached = session.isAttached(context.connection);
       session.attach(context.connection);
       session.hold();
       try {
         const runId = await bridge.submit(session, params.text);
         return { run_id: runId, session_id: session.id };
+      } catch (error) {
+        if (!wasAttached) session.detach(context.connection);
+        throw error;
       } finally {
         context.afterReply(() => session.release());
       }

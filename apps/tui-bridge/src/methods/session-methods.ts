@@ -202,6 +202,8 @@ export function sessionMethods(bridge: Bridge) {
       // After the reply, in one synchronous step: the running turn's events so far (marked
       // `replayed`), then live events — nothing can slip in between or arrive twice.
       context.afterReply(() => {
+        // A connection already attached has had every event live: replaying would repeat them.
+        if (attached.isAttached(context.connection)) return;
         attached.replayTo(context.connection);
         attached.attach(context.connection);
       });

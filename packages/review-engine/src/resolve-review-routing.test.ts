@@ -118,6 +118,66 @@ describe('resolveReviewRouting', () => {
     ).toBeNull();
   });
 
+  it('pins a route on a provider alone, and on a base URL alone with provider auto', () => {
+    expect(resolveReviewRouting({ auxiliary: { review: { provider: 'openrouter' } } })).toEqual({
+      provider: 'openrouter',
+      model: '',
+      baseUrl: '',
+      apiKey: '',
+      apiMode: '',
+    });
+    expect(
+      resolveReviewRouting({
+        auxiliary: { review: { provider: ' Auto ', base_url: 'http://127.0.0.1:9/v1' } },
+      }),
+    ).toEqual({
+      provider: '',
+      model: '',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: '',
+      apiMode: '',
+    });
+    const loaded = loadConfig({
+      home: homeWith('auxiliary:\n  review:\n    provider: openrouter\n'),
+    });
+    expect(resolveReviewRouting(loaded.raw)?.provider).toBe('openrouter');
+    expect(resolveReviewRouting(loaded.config)?.provider).toBe('openrouter');
+  });
+
+  it('carries the api_mode and api_key of a pinned endpoint, from the raw mapping and the loaded HermesConfig', () => {
+    const home = homeWith(
+      'auxiliary:\n  review:\n    base_url: http://127.0.0.1:9/v1\n    api_key: sk-review\n    api_mode: codex_responses\n',
+    );
+    const loaded = loadConfig({ home });
+    const expected = {
+      provider: '',
+      model: '',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-review',
+      apiMode: 'codex_responses',
+    };
+    expect(resolveReviewRouting(loaded.raw)).toEqual(expected);
+    expect(resolveReviewRouting(loaded.config)).toEqual(expected);
+  });
+
+  it('reads a blank YAML value as unset without dropping the rest of the route', () => {
+    // `provider:` with nothing after it is null in YAML; the model below it still pins the route.
+    const home = homeWith('auxiliary:\n  review:\n    provider:\n    model: reviewer-1\n');
+    const loaded = loadConfig({ home });
+    const expected = { provider: '', model: 'reviewer-1', baseUrl: '', apiKey: '', apiMode: '' };
+    expect((loaded.raw.auxiliary as { review: { provider: unknown } }).review.provider).toBeNull();
+    expect(resolveReviewRouting(loaded.raw)).toEqual(expected);
+    expect(resolveReviewRouting(loaded.config)).toEqual(expected);
+  });
+
+  it('keeps true and non-empty lists and mappings as text: only empty values are unset', () => {
+    expect(resolveReviewRouting({ auxiliary: { review: { model: true } } })?.model).toBe('true');
+    expect(resolveReviewRouting({ auxiliary: { review: { model: ['m'] } } })?.model).toBe('["m"]');
+    expect(
+      resolveReviewRouting({ auxiliary: { review: { provider: { name: 'p' } } } })?.provider,
+    ).toBe('{"name":"p"}');
+  });
+
   it('finds review among the auxiliary tasks @hermes/config registers by default', () => {
     expect(AUXILIARY_TASKS).toContain('review');
   });
@@ -142,5 +202,24 @@ describe('resolveReviewFallbackProviders', () => {
         auxiliary: { review: { provider: 'auto', fallback_providers: chain } },
       }),
     ).toEqual([]);
+  });
+
+  it('reads the chain of a hand-made camelCase block as well', () => {
+    const chain = [{ provider: 'openrouter', model: 'backup' }];
+    expect(
+      resolveReviewFallbackProviders({
+        auxiliary: { review: { model: 'm', fallbackProviders: chain } },
+      }),
+    ).toEqual(chain);
+  });
+
+  it('gives no chain instead of throwing when the chain cannot be read', () => {
+    const review = {
+      model: 'm',
+      get fallback_providers(): unknown {
+        throw new Error('boom');
+      },
+    };
+    expect(resolveReviewFallbackProviders({ auxiliary: { review } })).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { writeExecutableScript } from '../../test/executable-script.js';
 import { type TempRepository, tempRepository } from '../../test/git-repository.js';
 import { GIT_DIFF_MAX_CHARS, GIT_TIMEOUT_MS } from '../constants.js';
 import { ReviewRefusal } from '../review-refusal.js';
@@ -87,9 +88,7 @@ describe('collectGitChanges: uncommitted', () => {
     const log = join(folder, 'calls.log');
     const loggingGit = join(folder, 'git');
     const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    writeFileSync(loggingGit, `#!/bin/sh\necho "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, {
-      mode: 0o755,
-    });
+    writeExecutableScript(loggingGit, `echo "$*" >> '${log}'\nexec '${realGit}' "$@"`);
     const changes = await collectGitChanges(
       { kind: 'uncommitted' },
       { cwd: repo.path, executable: loggingGit },
@@ -215,9 +214,7 @@ describe('collectGitChanges: failures a person can act on', () => {
     const folder = tempFolder();
     const pidFile = join(folder, 'pid');
     const hangingGit = join(folder, 'git');
-    writeFileSync(hangingGit, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 30\n`, {
-      mode: 0o755,
-    });
+    writeExecutableScript(hangingGit, `echo $$ > '${pidFile}'\nexec sleep 30`);
     const started = performance.now();
     const refusal = await refusalOf(
       collectGitChanges(

@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -196,6 +204,22 @@ describe('runGit: failures', () => {
     );
     expect((refusal.cause as NodeJS.ErrnoException | undefined)?.code).toBe('EACCES');
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'says git could not be run when starting it fails at once (a program still open for writing)',
+    async () => {
+      // Linux refuses to run a file that is open for writing (ETXTBSY), and node's spawn throws
+      // that error instead of emitting it: it must still become a refusal.
+      const busy = script('exit 0');
+      const descriptor = openSync(busy, 'r+');
+      cleanups.push(() => closeSync(descriptor));
+      const refusal = await failureOf(runGit(['status'], { cwd: tmpdir(), executable: busy }));
+      expect(refusal.code).toBe('git_failed');
+      expect(refusal.message).toBe(
+        'Unable to prepare git review: could not run git (spawn ETXTBSY).',
+      );
+    },
+  );
 
   it('names the command and the limit when git does not finish in time', async () => {
     const hanging = script('exec sleep 30');

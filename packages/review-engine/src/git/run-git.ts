@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { GIT_TIMEOUT_MS } from '../constants.js';
 import { GIT_ERROR_PREFIX } from '../review-messages.js';
 import { ReviewRefusal } from '../review-refusal.js';
@@ -39,6 +40,17 @@ function gitEnvironment(): NodeJS.ProcessEnv {
   return environment;
 }
 
+/** git could not be started at all: missing, not executable, busy. */
+function startFailure(error: NodeJS.ErrnoException): ReviewRefusal {
+  return new ReviewRefusal(
+    'git_failed',
+    error.code === 'ENOENT'
+      ? `${GIT_ERROR_PREFIX}git was not found — install git or put it on PATH.`
+      : `${GIT_ERROR_PREFIX}could not run git (${error.message}).`,
+    error,
+  );
+}
+
 function firstLine(text: string): string {
   const line =
     text
@@ -60,12 +72,18 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
   const okExitCodes = options.okExitCodes ?? [0];
   const subcommand = `git ${args[0] ?? ''}`.trim();
   return new Promise((resolve, reject) => {
-    const child = spawn(executable, ['-c', 'core.quotePath=false', ...args], {
-      cwd: options.cwd,
-      env: gitEnvironment(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(executable, ['-c', 'core.quotePath=false', ...args], {
+        cwd: options.cwd,
+        env: gitEnvironment(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (error) {
+      // spawn reports most start failures as an 'error' event, but throws some (ETXTBSY, E2BIG).
+      return reject(startFailure(error as NodeJS.ErrnoException));
+    }
     let stdout = '';
     let stderr = '';
     let truncated = false;
@@ -99,17 +117,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       if (stderr.length < STDERR_KEEP_CHARS) stderr += chunk;
     });
     child.on('error', (error: NodeJS.ErrnoException) => {
-      finish(() =>
-        reject(
-          new ReviewRefusal(
-            'git_failed',
-            error.code === 'ENOENT'
-              ? `${GIT_ERROR_PREFIX}git was not found — install git or put it on PATH.`
-              : `${GIT_ERROR_PREFIX}could not run git (${error.message}).`,
-            error,
-          ),
-        ),
-      );
+      finish(() => reject(startFailure(error)));
     });
     child.on('close', (exitCode) => {
       finish(() => {

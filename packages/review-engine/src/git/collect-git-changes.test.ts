@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -100,6 +100,31 @@ describe('collectGitChanges: uncommitted', () => {
     expect(changes.patch).not.toContain('extra-4.txt');
     expect(readFileSync(log, 'utf8')).toContain('diff --patch');
     expect(readFileSync(log, 'utf8')).not.toContain('--no-index');
+  });
+});
+
+describe('collectGitChanges: read-only', () => {
+  it('never writes the repository’s index, even for a file whose timestamps changed', async () => {
+    // `git diff` refreshes stale index entries and writes the index back (taking index.lock, so
+    // a git command the user runs at that moment fails); GIT_OPTIONAL_LOCKS=0 does not stop it.
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    repo.git('checkout', '--quiet', '-b', 'feature');
+    repo.commit('feature work', { 'c.txt': 'c\n' });
+    const past = new Date(Date.now() - 3_600_000);
+    utimesSync(join(repo.path, 'a.txt'), past, past);
+    repo.write('b.txt', 'b changed\n');
+    const index = join(repo.path, '.git', 'index');
+    const before = readFileSync(index);
+    const uncommitted = await collectGitChanges({ kind: 'uncommitted' }, { cwd: repo.path });
+    expect(readFileSync(index).equals(before)).toBe(true);
+    const since = await collectGitChanges({ kind: 'base', branch: 'main' }, { cwd: repo.path });
+    expect(readFileSync(index).equals(before)).toBe(true);
+    // A timestamp alone is not a change.
+    expect(uncommitted.stat).not.toContain('a.txt');
+    expect(uncommitted.patch).toContain('+b changed');
+    expect(since.stat).not.toContain('a.txt');
+    expect(since.patch).toContain('+c');
   });
 });
 

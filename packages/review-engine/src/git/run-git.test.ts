@@ -124,7 +124,9 @@ describe('runGit', () => {
       cwd: tmpdir(),
       executable: echo,
     });
-    expect(output.stdout).toBe('-c\ncore.quotePath=false\nshow\n$(touch /tmp/x)\na;b\n*\n');
+    expect(output.stdout).toBe(
+      '-c\ncore.quotePath=false\n-c\ndiff.autoRefreshIndex=false\nshow\n$(touch /tmp/x)\na;b\n*\n',
+    );
   });
 
   it('keeps output of exactly maxChars characters whole, not truncated', async () => {

@@ -26,6 +26,14 @@ export interface GitOutput {
 
 const STDERR_KEEP_CHARS = 4_096;
 
+/**
+ * Before every command: paths as they are (not octal-quoted), and no index refresh by `git diff`.
+ * `git diff` otherwise rewrites the index (holding `index.lock`, so a git command the user runs at
+ * that moment fails) whenever a tracked file's timestamps changed — GIT_OPTIONAL_LOCKS=0 does not
+ * cover it. The diff itself is the same: content, not timestamps, decides what changed.
+ */
+const GLOBAL_OPTIONS = ['-c', 'core.quotePath=false', '-c', 'diff.autoRefreshIndex=false'];
+
 /** The environment git runs with: no prompts, no optional index writes, no inherited repository. */
 function gitEnvironment(): NodeJS.ProcessEnv {
   const environment: NodeJS.ProcessEnv = {
@@ -74,7 +82,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
   return new Promise((resolve, reject) => {
     let child: ChildProcessByStdio<null, Readable, Readable>;
     try {
-      child = spawn(executable, ['-c', 'core.quotePath=false', ...args], {
+      child = spawn(executable, [...GLOBAL_OPTIONS, ...args], {
         cwd: options.cwd,
         env: gitEnvironment(),
         stdio: ['ignore', 'pipe', 'pipe'],

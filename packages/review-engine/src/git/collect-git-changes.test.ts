@@ -24,6 +24,13 @@ function tempFolder(): string {
   cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
   return folder;
 }
+const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+/** A git that runs `prelude` (shell, with the arguments in "$@") and then the real git. */
+function wrappedGit(prelude: string): string {
+  const file = join(tempFolder(), 'git');
+  writeExecutableScript(file, `${prelude}\nexec '${realGit}' "$@"`);
+  return file;
+}
 async function refusalOf(promise: Promise<unknown>): Promise<ReviewRefusal> {
   const outcome = await promise.then(
     () => undefined,
@@ -66,6 +73,10 @@ describe('collectGitChanges: uncommitted', () => {
     expect(changes.patch).toContain('+first');
     expect(changes.patch).toContain('+second');
     expect(changes.description).toContain('an empty repository');
+    expect(changes.description).toBe(
+      `uncommitted changes (staged, unstaged and untracked files) against an empty repository in ${changes.repository}`,
+    );
+    expect(changes.inspectCommand).toBe('git status');
   });
 
   it('says the diff is clean when nothing changed, ignored files included', async () => {
@@ -75,6 +86,103 @@ describe('collectGitChanges: uncommitted', () => {
     const refusal = await refusalOf(collectGitChanges({ kind: 'uncommitted' }, { cwd: repo.path }));
     expect(refusal.message).toBe('Nothing to review — the selected git diff is clean.');
     expect(refusal.code).toBe('git_clean');
+  });
+
+  it('puts git’s own --stat first, then every untracked file, with a patch for each', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    repo.write('a.txt', 'a\nmore\n');
+    repo.write('new-1.txt', 'first new file\n');
+    repo.write('new-2.txt', 'second new file\n');
+    const changes = await collectGitChanges({ kind: 'uncommitted' }, { cwd: repo.path });
+    const gitStat = repo.git('diff', '--stat=200', 'HEAD', '--').trimEnd();
+    expect(changes.stat).toBe(`${gitStat}\nUntracked files (2):\n  new-1.txt\n  new-2.txt`);
+    expect(changes.patch).toContain('+more');
+    expect(changes.patch).toContain('+first new file');
+    expect(changes.patch).toContain('+second new file');
+    expect(changes.description).toBe(
+      `uncommitted changes (staged, unstaged and untracked files) against HEAD in ${changes.repository}`,
+    );
+    expect(changes.inspectCommand).toBe('git diff HEAD');
+  });
+
+  it('reviews untracked files alone, and lists untracked files only when there are some', async () => {
+    const untrackedOnly = repository();
+    untrackedOnly.commit('initial', { 'a.txt': 'a\n' });
+    untrackedOnly.write('new.txt', 'brand new\n');
+    const added = await collectGitChanges({ kind: 'uncommitted' }, { cwd: untrackedOnly.path });
+    expect(added.stat).toBe('Untracked files (1):\n  new.txt');
+    expect(added.patch).toContain('+brand new');
+
+    const trackedOnly = repository();
+    trackedOnly.commit('initial', { 'a.txt': 'a\n' });
+    trackedOnly.write('a.txt', 'changed\n');
+    const edited = await collectGitChanges({ kind: 'uncommitted' }, { cwd: trackedOnly.path });
+    expect(edited.stat).toBe(trackedOnly.git('diff', '--stat=200', 'HEAD', '--').trimEnd());
+    expect(edited.stat).not.toContain('Untracked');
+  });
+
+  it('names at most 200 untracked files, then says how many more there are', async () => {
+    const listing = (count: number) => {
+      const names = Array.from(
+        { length: count },
+        (_, index) => `f${String(index).padStart(3, '0')}.txt`,
+      );
+      const lines = [
+        `Untracked files (${count}):`,
+        ...names.slice(0, 200).map((name) => `  ${name}`),
+      ];
+      if (count > 200) lines.push(`  … and ${count - 200} more`);
+      return { names, text: lines.join('\n') };
+    };
+    for (const count of [200, 205]) {
+      const repo = repository();
+      repo.commit('initial', { 'a.txt': 'a\n' });
+      const { names, text } = listing(count);
+      for (const name of names) repo.write(name, 'x\n');
+      // Room for the list and a little patch, so only the first untracked diff runs.
+      const changes = await collectGitChanges(
+        { kind: 'uncommitted' },
+        { cwd: repo.path, maxChars: text.length + 40 },
+      );
+      expect(changes.stat).toBe(text);
+      expect(changes.truncated).toBe(true);
+    }
+  });
+
+  it('counts the untracked-file list against the budget too', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    for (let index = 0; index < 30; index += 1) repo.write(`untracked-${index}.txt`, 'x\n');
+    const changes = await collectGitChanges(
+      { kind: 'uncommitted' },
+      { cwd: repo.path, maxChars: 100 },
+    );
+    expect(changes.stat).toHaveLength(100);
+    expect(changes.stat.startsWith('Untracked files (30):\n  untracked-0.txt')).toBe(true);
+    expect(changes.patch).toBe('');
+    expect(changes.truncated).toBe(true);
+  });
+
+  it('lists an untracked path git cannot diff and reviews the rest', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    repo.write('fine.txt', 'fine\n');
+    repo.write('unreadable.txt', 'x\n');
+    // A nested repository: git lists it but cannot diff it against /dev/null.
+    repo.git('init', '--quiet', 'vendored');
+    repo.write('vendored/lib.txt', 'lib\n');
+    const failing = wrappedGit(
+      `case "$*" in *unreadable.txt*) echo "fatal: cannot read unreadable.txt" >&2; exit 128;; esac`,
+    );
+    const changes = await collectGitChanges(
+      { kind: 'uncommitted' },
+      { cwd: repo.path, executable: failing },
+    );
+    expect(changes.stat).toBe('Untracked files (3):\n  fine.txt\n  unreadable.txt\n  vendored/');
+    expect(changes.patch.split('diff --git')).toHaveLength(2);
+    expect(changes.patch.startsWith('diff --git a/fine.txt b/fine.txt')).toBe(true);
+    expect(changes.patch.endsWith('+fine\n')).toBe(true);
   });
 
   it('bounds the section to 100,000 characters, stops at the cap and says so', async () => {
@@ -87,7 +195,6 @@ describe('collectGitChanges: uncommitted', () => {
     const folder = tempFolder();
     const log = join(folder, 'calls.log');
     const loggingGit = join(folder, 'git');
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
     writeExecutableScript(loggingGit, `echo "$*" >> '${log}'\nexec '${realGit}' "$@"`);
     const changes = await collectGitChanges(
       { kind: 'uncommitted' },
@@ -144,6 +251,60 @@ describe('collectGitChanges: base <branch>', () => {
     expect(changes.patch).toContain('+uncommitted edit');
     expect(changes.patch).not.toContain('main change');
     expect(changes.description).toMatch(/merge base [0-9a-f]{12}/);
+    const mergeBase = repo.git('merge-base', 'HEAD', 'main').trim();
+    const short = mergeBase.slice(0, 12);
+    expect(changes.description).toBe(
+      `the current branch since it diverged from main (merge base ${short}), uncommitted changes to tracked files included, in ${changes.repository}`,
+    );
+    expect(changes.inspectCommand).toBe(`git diff ${short}`);
+    expect(changes.stat).toBe(repo.git('diff', '--stat=200', mergeBase, '--').trimEnd());
+  });
+
+  it('refuses a current branch without commits, and branches that share no history', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    repo.git('checkout', '--quiet', '--orphan', 'fresh');
+    const unborn = await refusalOf(
+      collectGitChanges({ kind: 'base', branch: 'main' }, { cwd: repo.path }),
+    );
+    expect(unborn.code).toBe('git_failed');
+    expect(unborn.message).toBe(
+      `Unable to prepare git review: ${repo.path} has no commits on the current branch yet.`,
+    );
+    repo.commit('unrelated start', { 'b.txt': 'b\n' });
+    const unrelated = await refusalOf(
+      collectGitChanges({ kind: 'base', branch: 'main' }, { cwd: repo.path }),
+    );
+    expect(unrelated.code).toBe('git_failed');
+    expect(unrelated.message).toBe(
+      'Unable to prepare git review: the current branch and "main" share no history.',
+    );
+  });
+
+  it('says the section was cut when the last command is cut, and runs nothing once the budget is spent', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    repo.git('checkout', '--quiet', '-b', 'feature');
+    repo.commit('feature work', { 'a.txt': 'a\nfeature line\n' });
+    const stat = repo.git('diff', '--stat=200', 'main', '--');
+    const patchCut = await collectGitChanges(
+      { kind: 'base', branch: 'main' },
+      { cwd: repo.path, maxChars: stat.length + 20 },
+    );
+    expect(patchCut.patch).toHaveLength(20);
+    expect(patchCut.truncated).toBe(true);
+
+    const log = join(tempFolder(), 'calls.log');
+    const logging = wrappedGit(`echo "$*" >> '${log}'`);
+    const statFills = await collectGitChanges(
+      { kind: 'base', branch: 'main' },
+      { cwd: repo.path, maxChars: stat.length, executable: logging },
+    );
+    expect(statFills.stat).toBe(stat.trimEnd());
+    expect(statFills.patch).toBe('');
+    expect(statFills.truncated).toBe(true);
+    expect(readFileSync(log, 'utf8')).toContain('diff --stat=200');
+    expect(readFileSync(log, 'utf8')).not.toContain('diff --patch');
   });
 
   it('names an unknown branch, and a branch with nothing new is clean', async () => {
@@ -188,6 +349,26 @@ describe('collectGitChanges: commit <sha>', () => {
     expect(changes.patch).toContain('Fix the parser');
     expect(changes.patch).toContain('+fixed');
     expect(changes.patch).not.toContain('later change');
+    expect(changes.description).toBe(
+      `commit ${sha} (its message, files and patch; a merge against its first parent) in ${changes.repository}`,
+    );
+    expect(changes.inspectCommand).toBe(`git show ${sha.slice(0, 12)}`);
+    expect(changes.stat).toBe(repo.git('show', '--format=', '--stat=200', sha, '--').trimEnd());
+  });
+
+  it('shows a merge commit against its first parent', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    repo.git('checkout', '--quiet', '-b', 'feature');
+    repo.commit('feature work', { 'feature.txt': 'from the feature\n' });
+    repo.git('checkout', '--quiet', 'main');
+    repo.commit('main moves on', { 'main.txt': 'on main\n' });
+    repo.git('merge', '--quiet', '--no-ff', '--no-edit', 'feature');
+    const merge = repo.git('rev-parse', 'HEAD').trim();
+    const changes = await collectGitChanges({ kind: 'commit', sha: merge }, { cwd: repo.path });
+    expect(changes.stat).toMatch(/feature\.txt \| 1 \+/);
+    expect(changes.stat).not.toContain('main.txt');
+    expect(changes.patch).toContain('+from the feature');
   });
 
   it('names an unknown commit, and an empty commit is clean', async () => {
@@ -200,6 +381,7 @@ describe('collectGitChanges: commit <sha>', () => {
     expect(unknown.message).toBe(
       `Unable to prepare git review: commit deadbeef is not in ${repo.path} (or the short SHA is ambiguous — give more digits).`,
     );
+    expect(unknown.code).toBe('git_failed');
     const clean = await refusalOf(
       collectGitChanges({ kind: 'commit', sha: empty }, { cwd: repo.path }),
     );
@@ -214,10 +396,23 @@ describe('collectGitChanges: failures a person can act on', () => {
     expect(outside.message).toBe(
       `Unable to prepare git review: ${folder} is not inside a git repository.`,
     );
+    expect(outside.code).toBe('git_failed');
     const missing = join(folder, 'gone');
     const absent = await refusalOf(collectGitChanges({ kind: 'uncommitted' }, { cwd: missing }));
     expect(absent.message).toBe(
       `Unable to prepare git review: the working directory ${missing} does not exist.`,
+    );
+    expect(absent.code).toBe('git_failed');
+  });
+
+  it('says when the folder is in a repository but not in its working tree', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    const gitFolder = join(repo.path, '.git');
+    const refusal = await refusalOf(collectGitChanges({ kind: 'uncommitted' }, { cwd: gitFolder }));
+    expect(refusal.code).toBe('git_failed');
+    expect(refusal.message).toBe(
+      `Unable to prepare git review: ${gitFolder} is not a git working tree (fatal: this operation must be run in a work tree).`,
     );
   });
 
@@ -250,9 +445,27 @@ describe('collectGitChanges: failures a person can act on', () => {
     expect(refusal.message).toBe(
       'Unable to prepare git review: git rev-parse did not finish within 1.5 s.',
     );
+    expect(refusal.code).toBe('git_failed');
     expect(performance.now() - started).toBeLessThan(10_000);
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('gives every git command the timeout it is told, not only the first', async () => {
+    const repo = repository();
+    repo.commit('initial', { 'a.txt': 'a\n' });
+    repo.write('a.txt', 'changed\n');
+    // Finds the repository and HEAD at once, then hangs on the diff.
+    const hangsOnDiff = wrappedGit('case " $* " in *" diff "*) exec sleep 30;; esac');
+    const refusal = await refusalOf(
+      collectGitChanges(
+        { kind: 'uncommitted' },
+        { cwd: repo.path, executable: hangsOnDiff, timeoutMs: 1_000 },
+      ),
+    );
+    expect(refusal.message).toBe(
+      'Unable to prepare git review: git diff did not finish within 1 s.',
+    );
   });
 
   it('gives git 20 seconds by default', () => {

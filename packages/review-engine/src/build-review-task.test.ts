@@ -3,6 +3,8 @@ import { buildReviewGoal, buildReviewTask } from './build-review-task.js';
 import {
   CONVERSATION_FOOTER,
   CONVERSATION_HEADER,
+  GIT_SECTION_FOOTER,
+  GIT_SECTION_HEADER,
   INSTRUCTIONS_HEADER,
   REVIEW_CLOSING_NOTE,
   REVIEW_GOAL,
@@ -80,6 +82,14 @@ describe('buildReviewTask', () => {
     );
   });
 
+  it('asks for a general review, without skills or instructions, when given only the excerpt', () => {
+    const { goal, context } = buildReviewTask(snapshot);
+    expect(goal).toBe('Review recent work');
+    expect(context).not.toContain('loaded skills');
+    expect(context).not.toContain(INSTRUCTIONS_HEADER);
+    expect(context.endsWith(`${CONVERSATION_FOOTER}\n\n${REVIEW_CLOSING_NOTE}`)).toBe(true);
+  });
+
   it('leaves out the skills and instructions paragraphs when there are none', () => {
     const { context } = buildReviewTask(snapshot, '   ', []);
     expect(context).not.toContain('loaded skills');
@@ -120,5 +130,48 @@ describe('buildReviewTask', () => {
       `${CONVERSATION_HEADER}\n(no messages yet — review the git changes below)\n`,
     );
     expect(buildReviewTask(snapshot, '', [], { git }).goal).toBe('Review commit abc1234def56');
+  });
+
+  it('lays out a git-only briefing line by line: patch and cut note only when there are some', () => {
+    const git: GitChanges = {
+      target: { kind: 'uncommitted' },
+      repository: '/work/repo',
+      label: 'uncommitted changes',
+      description: 'uncommitted changes against HEAD in /work/repo',
+      inspectCommand: 'git diff HEAD',
+      stat: ' a.ts | 2 +-',
+      patch: '',
+      truncated: false,
+      maxChars: 100_000,
+    };
+    const head = [
+      REVIEW_GOAL,
+      '',
+      REVIEW_ORIGIN_NOTE,
+      '',
+      CONVERSATION_HEADER,
+      '(no messages yet — review the git changes below)',
+      '',
+      CONVERSATION_FOOTER,
+      '',
+      GIT_SECTION_HEADER,
+      'Target: uncommitted changes against HEAD in /work/repo.',
+      '',
+      ' a.ts | 2 +-',
+    ];
+    const tail = [GIT_SECTION_FOOTER, '', REVIEW_CLOSING_NOTE];
+    const withPatch = { ...git, patch: 'diff --git a/a.ts b/a.ts\n' };
+    expect(buildReviewTask([], '', [], { git: withPatch }).context).toBe(
+      [...head, '', 'diff --git a/a.ts b/a.ts', ...tail].join('\n'),
+    );
+    expect(buildReviewTask([], '', [], { git }).context).toBe([...head, ...tail].join('\n'));
+    // The budget went on the stat alone: no patch, and the cut is disclosed.
+    expect(buildReviewTask([], '', [], { git: { ...git, truncated: true } }).context).toBe(
+      [
+        ...head,
+        '[... git output truncated at 100000 characters; see all of it with: git diff HEAD (in /work/repo) ...]',
+        ...tail,
+      ].join('\n'),
+    );
   });
 });

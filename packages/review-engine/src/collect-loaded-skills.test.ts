@@ -83,10 +83,23 @@ describe('collectLoadedSkills', () => {
           { function: null },
           { function: { name: 'read_file', arguments: '{"name":"nope"}' } },
           { function: { name: 'skill_view', arguments: '[1,2]' } },
+          { function: { name: 'skill_view', arguments: 'null' } },
+          { function: { name: 'skill_view', arguments: '{"name":42}' } },
           { function: { name: 'skill_view', arguments: { name: 'object-args' } } },
         ],
       },
+      // A stored row whose tool calls are not readable JSON.
+      { role: 'assistant', content: null, toolCalls: '{not json' },
+      { role: 'assistant', content: null, toolCalls: '{"not":"a list"}' },
     ];
     expect(collectLoadedSkills(messages)).toEqual(['object-args']);
+  });
+
+  it('counts a skill_view with an empty or null file_path as loading the whole skill', () => {
+    const messages = [
+      skillView({ name: 'null-path', file_path: null }),
+      skillView({ name: 'empty-path', file_path: '' }),
+    ];
+    expect(collectLoadedSkills(messages)).toEqual(['null-path', 'empty-path']);
   });
 });

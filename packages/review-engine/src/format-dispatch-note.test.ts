@@ -34,6 +34,8 @@ describe('formatDispatchNote', () => {
     expect(formatDispatchNote(review)).toBe(
       `⚖ Review completed synchronously — results:\n${JSON.stringify(review, null, 2)}`,
     );
+    const bare = { status: 'completed', result: 'done' };
+    expect(formatDispatchNote(bare)).toBe('⚖ Review completed synchronously — results:\n"done"');
   });
 
   it('previews at most 4,000 characters of the result', () => {
@@ -55,5 +57,7 @@ describe('describeReviewError', () => {
     ).toBe('Nothing to review yet — the conversation is empty.');
     expect(describeReviewError(new TypeError('boom'))).toBe('/review failed to start: boom');
     expect(describeReviewError('odd')).toBe('/review failed to start: odd');
+    expect(describeReviewError(null)).toBe('/review failed to start: null');
+    expect(describeReviewError(undefined)).toBe('/review failed to start: undefined');
   });
 });

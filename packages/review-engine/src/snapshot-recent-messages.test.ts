@@ -57,6 +57,13 @@ describe('snapshotRecentMessages', () => {
     expect(entry?.text.endsWith('[... truncated ...]')).toBe(true);
   });
 
+  it('keeps a message of exactly 12,000 characters whole', () => {
+    const [entry] = snapshotRecentMessages([
+      { role: 'user', content: 'y'.repeat(MESSAGE_CHAR_CAP) },
+    ]);
+    expect(entry?.text).toBe('y'.repeat(MESSAGE_CHAR_CAP));
+  });
+
   it('honours a smaller limit and returns nothing for an empty or text-less conversation', () => {
     const messages = ['a', 'b', 'c'].map((content) => ({ role: 'user', content }));
     expect(snapshotRecentMessages(messages, 2).map((entry) => entry.text)).toEqual(['b', 'c']);
@@ -71,6 +78,7 @@ describe('extractMessageText', () => {
     expect(
       extractMessageText([{ type: 'text' }, { data: 1 }, { type: 'input_audio' }, 'raw', null]),
     ).toBe('[attachment]\n[input_audio]');
+    expect(extractMessageText([{ type: '' }])).toBe('[attachment]');
     expect(extractMessageText(42)).toBe('');
     expect(extractMessageText(null)).toBe('');
   });

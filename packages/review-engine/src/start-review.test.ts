@@ -127,6 +127,27 @@ describe('startReview', () => {
     expect(review.reviewModel).toBe('gpt-5');
   });
 
+  it('asks for a review of the recent work when given no instructions', async () => {
+    const { rail, requests } = recordingRail();
+    const review = await startReview({ messages: conversation, rail });
+    expect(review).toMatchObject({
+      goal: 'Review recent work',
+      instructions: '',
+      target: { kind: 'conversation' },
+    });
+    expect(requests[0]?.goal).toBe('Review recent work');
+    expect(requests[0]?.context).not.toContain('Additional review instructions');
+  });
+
+  it('reports the pinned review model when the rail names no model of its own', async () => {
+    const config = { auxiliary: { review: { model: 'pinned-reviewer' } } };
+    for (const model of [undefined, '', 42]) {
+      const { rail } = recordingRail({ delegationId: 'd', mode: 'background', model });
+      const review = await startReview({ messages: conversation, rail, config });
+      expect(review.reviewModel).toBe('pinned-reviewer');
+    }
+  });
+
   it('hands the origin to the rail unchanged', async () => {
     const { rail, requests } = recordingRail();
     const origin = {
@@ -177,6 +198,7 @@ describe('startReview', () => {
     ]) {
       const refusal = await refusalOf({ messages, rail, instructions: 'anything' });
       expect(refusal.message).toBe('Nothing to review yet — the conversation is empty.');
+      expect(refusal.code).toBe('empty_conversation');
       expect(refusal.message).toMatch(/empty/);
     }
     expect(requests).toHaveLength(0);
@@ -201,6 +223,12 @@ describe('startReview', () => {
         'Review dispatch failed: {"delegationId":"d","mode":"later"}',
       ],
       [{ error: '' }, 'Review dispatch failed: {"error":""}'],
+      [{ error: '   ' }, 'Review dispatch failed: {"error":"   "}'],
+      [{ error: 42 }, 'Review dispatch failed: {"error":42}'],
+      [
+        { delegationId: '', mode: 'background' },
+        'Review dispatch failed: {"delegationId":"","mode":"background"}',
+      ],
     ];
     for (const [answer, message] of cases) {
       const refusal = await refusalOf({ messages: conversation, rail: recordingRail(answer).rail });
@@ -212,6 +240,13 @@ describe('startReview', () => {
       rail: recordingRail('x'.repeat(10_000)).rail,
     });
     expect(huge.message.length).toBeLessThan(600);
+    // The answer is quoted up to 500 characters; a longer one keeps 499 and ends in "…".
+    expect(huge.message).toBe(`Review dispatch failed: "${'x'.repeat(498)}…`);
+    const fits = await refusalOf({
+      messages: conversation,
+      rail: recordingRail('x'.repeat(498)).rail,
+    });
+    expect(fits.message).toBe(`Review dispatch failed: "${'x'.repeat(498)}"`);
   });
 
   it('lets an unexpected rail failure through as such, for the surface to report', async () => {
@@ -271,6 +306,7 @@ describe('startReview', () => {
       (error: unknown) => error,
     );
     expect(ReviewEngineError.isInstance(failure) && failure.code).toBe('invalid_argument');
+    expect((failure as Error).message).toBe('startReview: messages must be an array');
     expect(ReviewRefusal.isInstance(failure)).toBe(false);
   });
 });

@@ -62,4 +62,15 @@ describe('parseReviewRequest', () => {
     expect(refusal('commit abc').code).toBe('review_usage');
     expect(refusal('commit --all').code).toBe('review_usage');
   });
+
+  it('quotes a refused argument whole up to 80 characters, and cuts a longer one to 79 plus …', () => {
+    const eighty = `-${'b'.repeat(79)}`;
+    expect(refusal(`base ${eighty}`).message).toBe(
+      `Unable to prepare git review: "${eighty}" is not a valid branch name (it cannot start with "-" or contain control characters).`,
+    );
+    const long = `-${'b'.repeat(120)}`;
+    expect(refusal(`base ${long}`).message).toBe(
+      `Unable to prepare git review: "${long.slice(0, 79)}…" is not a valid branch name (it cannot start with "-" or contain control characters).`,
+    );
+  });
 });

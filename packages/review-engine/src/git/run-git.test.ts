@@ -286,7 +286,10 @@ describe('runGit: the environment git runs in', () => {
       response.writeHead(401, { 'www-authenticate': 'Basic realm="review"' }).end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => server.close());
+    cleanups.push(() => {
+      server.closeAllConnections();
+      server.close();
+    });
     const { port } = server.address() as AddressInfo;
     // No askpass program and no credential helper from this machine's configuration, so only
     // the terminal could answer.

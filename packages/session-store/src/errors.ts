@@ -7,6 +7,7 @@ export type SessionStoreErrorCode =
   | 'store_closed'
   | 'session_not_found'
   | 'session_exists'
+  | 'session_busy'
   | 'title_too_long'
   | 'title_in_use'
   | 'canonical_title_locked'
@@ -91,6 +92,8 @@ export const ERROR_MESSAGES = {
   compressionHandoffMissing: 'Compression needs a non-empty handoff summary',
   sessionNotFound: (id: string) => `Session not found: ${id}`,
   sessionExists: (id: string) => `Session already exists: ${id}`,
+  sessionBusy: (id: string, pid: string | null) =>
+    `Session ${id} is running a turn${pid === null ? '' : ` (process ${pid})`}; nothing was deleted`,
   invalidSearchQuery: (query: string, detail: string) =>
     `Invalid search query ${JSON.stringify(query)}: ${detail}`,
   ftsRebuildSkipped: (holders: string) =>

@@ -17,6 +17,7 @@ export {
 } from './check-integrity.js';
 export { type Clock, type Sleep, systemClock } from './clock.js';
 export { COMPRESSION_LEASE_TTL_SECONDS, newLeaseHolder } from './compression-lease.js';
+export type { DeleteSessionOptions } from './delete-guard.js';
 export {
   type ClaimedObligation,
   type ClaimPendingOptions,

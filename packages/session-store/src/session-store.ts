@@ -20,6 +20,11 @@ import {
 import { BackgroundCheckpoint } from './background-checkpoint.js';
 import { acquireCompressionLease, releaseCompressionLease } from './compression-lease.js';
 import {
+  type DeleteSessionOptions,
+  refuseDeleteWhileTurnRuns,
+  validateDeleteOptions,
+} from './delete-guard.js';
+import {
   type ClaimedObligation,
   type ClaimPendingOptions,
   claimPendingObligations,
@@ -285,8 +290,15 @@ export class SessionStore {
     return this.#write((context) => promoteToSessionReset(context, id));
   }
 
-  deleteSession(id: string): Promise<boolean> {
+  /**
+   * Deletes one session and its messages. Refused with `session_busy` (nothing deleted) while a
+   * live turn lease covers its conversation, checked in the delete's transaction; see
+   * `DeleteSessionOptions`.
+   */
+  deleteSession(id: string, options: DeleteSessionOptions = {}): Promise<boolean> {
     return this.#write((context) => {
+      validateDeleteOptions(options);
+      refuseDeleteWhileTurnRuns(context, id, options);
       this.#transcriptResets += 1;
       return deleteSession(context, id);
     });
@@ -295,10 +307,13 @@ export class SessionStore {
   /**
    * Deletes every session of `id`'s compression lineage (the whole conversation) with their
    * messages, in one transaction; returns the ids deleted (`[]` for an unknown id). Sessions
-   * branched off it are kept and lose their parent, as with `deleteSession`.
+   * branched off it are kept and lose their parent, as with `deleteSession`. Refused with
+   * `session_busy` (nothing deleted) while a live turn lease covers the conversation.
    */
-  deleteLineage(id: string): Promise<string[]> {
+  deleteLineage(id: string, options: DeleteSessionOptions = {}): Promise<string[]> {
     return this.#write((context) => {
+      validateDeleteOptions(options);
+      refuseDeleteWhileTurnRuns(context, id, options);
       this.#transcriptResets += 1;
       const ids = getLineageIds(context, id);
       // Newest first, so a compression child goes before its parent and is never re-rooted.

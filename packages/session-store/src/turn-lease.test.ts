@@ -96,7 +96,7 @@ describe('turn lease', () => {
     // Held by this live process, as a turn that never released it (its session was deleted).
     await store.createSession({ id: 'reused', source: 'api_server' });
     expect(await store.acquireTurnLease('reused')).not.toBeNull();
-    expect(await store.deleteSession('reused')).toBe(true);
+    expect(await store.deleteSession('reused', { whileTurnRuns: 'delete' })).toBe(true);
     await store.createSession({ id: 'reused', source: 'api_server' });
     expect(store.getTurnLease('reused')).toBeNull();
     expect(
@@ -107,7 +107,9 @@ describe('turn lease', () => {
     await store.createSession({ id: 'chain', source: 'cli' });
     const tip = await store.publishCompressionChild({ parentId: 'chain', summary: 'summary' });
     expect(await store.acquireTurnLease(tip)).not.toBeNull();
-    expect((await store.deleteLineage('chain')).sort()).toEqual(['chain', tip].sort());
+    expect((await store.deleteLineage('chain', { whileTurnRuns: 'delete' })).sort()).toEqual(
+      ['chain', tip].sort(),
+    );
     await store.createSession({ id: 'chain', source: 'cli' });
     expect(await store.acquireTurnLease('chain')).not.toBeNull();
   });
@@ -119,7 +121,7 @@ describe('turn lease', () => {
     const tip = await store.publishCompressionChild({ parentId: middle, summary: 'two' });
     const holder = (await store.acquireTurnLease(tip)) ?? '';
     // Deleting a member in the middle: the tip's chain now has its own root and still its lease.
-    expect(await store.deleteSession(middle)).toBe(true);
+    expect(await store.deleteSession(middle, { whileTurnRuns: 'delete' })).toBe(true);
     expect(store.getSession(tip)?.lineageRootId).toBe(tip);
     expect(store.getTurnLease(tip)).toMatchObject({ conversationId: tip, holder, active: true });
     expect(await store.acquireTurnLease(tip, { holder: 'pid=1 token=other' })).toBeNull();
@@ -134,7 +136,7 @@ describe('turn lease', () => {
     await store.createSession({ id: 'first', source: 'cli' });
     const child = await store.publishCompressionChild({ parentId: 'first', summary: 'one' });
     const second = (await store.acquireTurnLease(child)) ?? '';
-    expect(await store.deleteSession('first')).toBe(true);
+    expect(await store.deleteSession('first', { whileTurnRuns: 'delete' })).toBe(true);
     expect(store.getTurnLease(child)).toMatchObject({ conversationId: child, holder: second });
     await store.createSession({ id: 'first', source: 'cli' });
     expect(store.getTurnLease('first')).toBeNull();

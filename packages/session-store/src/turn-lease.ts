@@ -12,7 +12,11 @@ import type { StoreContext } from './store-context.js';
 /** Default turn lease; a turn that runs longer renews it (every third of the TTL is plenty). */
 export const TURN_LEASE_TTL_SECONDS = 300;
 
-const TURN_LEASE: LeaseTable = { table: 'session_turn_leases', keyColumn: 'conversation_id' };
+/** @internal */
+export const TURN_LEASE: LeaseTable = {
+  table: 'session_turn_leases',
+  keyColumn: 'conversation_id',
+};
 
 export interface TurnLease {
   /** The lineage root the lease is keyed by (every id in the lineage maps to it). */

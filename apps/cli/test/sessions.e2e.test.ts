@@ -234,6 +234,34 @@ describe('hermes sessions', () => {
     ).toEqual([]);
   });
 
+  it('deletes nothing when a turn takes the conversation while the confirmation waits (exit 1)', async () => {
+    const { env, home } = await testHome();
+    const store = await openSessionStore({ path: path.join(home, 'state.db') });
+    onTestFinished(() => store.close());
+    const session = await store.createSession({ source: 'cli', title: 'Busy later' });
+    await store.appendMessages(session.id, [
+      { role: 'user', content: 'keep me' },
+      { role: 'assistant', content: 'kept' },
+    ]);
+    const prompt = spawnInPty(['sessions', 'delete', session.id], env);
+    // The CLI has checked for a running turn and now waits for the answer; a turn starts in
+    // another process (this one) meanwhile.
+    await prompt.waitFor(/\[y\/N\]/);
+    const holder = await store.acquireTurnLease(session.id);
+    expect(holder).not.toBeNull();
+    prompt.write('y\r');
+    await prompt.waitFor(/is running a turn \(process \d+\)/);
+    await prompt.waitFor(/Let the answer finish, or stop it/);
+    expect((await prompt.exited).code).toBe(EXIT.failure);
+    expect(prompt.screen()).not.toContain('Deleted');
+    expect(store.getSession(session.id)?.messageCount).toBe(2);
+
+    await store.releaseTurnLease(session.id, holder ?? '');
+    const deleted = await runCli(['sessions', 'delete', session.id, '--yes'], { env });
+    expect(deleted.code).toBe(EXIT.ok);
+    expect(store.getSession(session.id)).toBeUndefined();
+  });
+
   it('says no session matches a filter instead of "no sessions yet"', async () => {
     const { env, home } = await testHome();
     await seed(home);

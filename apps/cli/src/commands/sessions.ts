@@ -382,15 +382,16 @@ export async function sessionsDelete(
       const label = session.title ? `"${session.title}" (${session.id})` : session.id;
       // As the gateway's DELETE: a turn running in the conversation (here or in any process) would
       // go on writing to a session that is gone.
-      const lease = store.getTurnLease(session.id);
-      if (lease?.active) {
-        const pid = /(?:^|\s)pid=(\d+)(?:\s|$)/.exec(lease.holder)?.[1];
-        throw new CliError({
+      const busy = (pid: string | undefined) =>
+        new CliError({
           code: 'session_busy',
           message: `${label} is running a turn${pid ? ` (process ${pid})` : ''}`,
           hint: 'Let the answer finish, or stop it, then delete the session',
         });
-      }
+      const holderPid = (holder: string | undefined) =>
+        holder === undefined ? undefined : /(?:^|\s)pid=(\d+)(?:\s|$)/.exec(holder)?.[1];
+      const lease = store.getTurnLease(session.id);
+      if (lease?.active) throw busy(holderPid(lease.holder));
       // A compressed conversation is one unit, as the gateway's DELETE treats it: deleting one of
       // its sessions alone would leave the rest listed under another id, untitled.
       const lineage = store.getLineageIds(session.id);
@@ -416,11 +417,20 @@ export async function sessionsDelete(
         context.output.note('Nothing deleted.');
         return EXIT.failure;
       }
-      const deleted = whole
-        ? await store.deleteLineage(session.id)
-        : (await store.deleteSession(session.id))
-          ? [session.id]
-          : [];
+      let deleted: string[];
+      try {
+        deleted = whole
+          ? await store.deleteLineage(session.id)
+          : (await store.deleteSession(session.id))
+            ? [session.id]
+            : [];
+      } catch (error) {
+        // A turn that took its lease after the check above (say while the prompt waited): the
+        // store refused inside the delete's transaction and deleted nothing.
+        if (SessionStoreError.isInstance(error) && error.code === 'session_busy')
+          throw busy(holderPid(store.getTurnLease(session.id)?.holder));
+        throw error;
+      }
       if (context.output.json) {
         context.output.printJson({
           id: session.id,

@@ -165,8 +165,8 @@ describe('runTurn: when tool results are stored', () => {
     const fixture = await agentFixture();
     let sessionId = '';
     fixture.model.push({ toolCalls: [{ id: 'l1', name: 'look', arguments: {} }] }, async () => {
-      // The conversation is deleted while the model answers (another process, say).
-      await fixture.store.deleteSession(sessionId);
+      // The conversation is deleted while the model answers (another process forcing it, say).
+      await fixture.store.deleteSession(sessionId, { whileTurnRuns: 'delete' });
       return { error: { status: 400, message: 'bad request from provider' } };
     });
     const agent = fixture.agent({ tools: [look] });

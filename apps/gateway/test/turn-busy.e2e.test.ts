@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { type StartedGateway, startConfiguredGateway } from './gateway-process.js';
-import { holdTurnInAnotherProcess } from './turn-holder.js';
+import { holdTurnInAnotherProcess, startTurnWhileLocked } from './turn-holder.js';
 
 interface ChatBody {
   message: { content: string };
@@ -76,6 +76,40 @@ describe('a turn running in another process', () => {
     expect(gone.status).toBe(200);
     expect(gone.body.deleted).toBe(true);
     expect(model.modelRequests).toHaveLength(0);
+  });
+
+  it('refuses a DELETE (409, nothing deleted) when another process starts a turn after the route checked and before its delete commits', async () => {
+    const { gateway } = await startConfiguredGateway([]);
+    const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: { title: 'Raced' },
+    });
+    const id = made.body.session.id;
+    // The other process holds the write lock: the route finds no turn running and its delete
+    // waits for the lock, which is released with a turn lease committed on the session.
+    const racer = await startTurnWhileLocked(gateway.home, id, 2000);
+    onTestFinished(async () => {
+      await racer.stop();
+    });
+    const deleted = await gateway.json<{ error?: { code: string; message: string } }>(
+      `/api/sessions/${id}`,
+      { method: 'DELETE' },
+    );
+    await racer.waitForLine(/^holding /m);
+    expect(deleted.status).toBe(409);
+    expect(deleted.body.error).toMatchObject({
+      code: 'session_busy',
+      message: `Session ${id} is running a turn; stop it before deleting the session`,
+    });
+    expect((await gateway.json(`/api/sessions/${id}`)).status).toBe(200);
+
+    racer.kill('SIGKILL');
+    await racer.exited;
+    const gone = await gateway.json<{ deleted: boolean }>(`/api/sessions/${id}`, {
+      method: 'DELETE',
+    });
+    expect(gone.status).toBe(200);
+    expect(gone.body.deleted).toBe(true);
   });
 
   it('refuses a PATCH of title, archived or end_reason while the turn runs, here or in another process, and applies nothing of it; pin, hidden and unread still apply', async () => {

@@ -44,3 +44,48 @@ export async function holdTurnInAnotherProcess(
   const match = await child.waitForLine(/^holding (.+)$/m);
   return { process: child, holder: match[1] ?? '' };
 }
+
+/**
+ * A turn that starts in another process while this one is between its own "no turn runs" check
+ * and its write: the child takes the profile's write lock (one store write transaction) and
+ * prints `locked`, keeps it `holdMs` — any write another process attempts meanwhile waits — and
+ * commits a turn lease on `sessionId` in that same transaction (the lease `beginTurn` takes), then
+ * prints `holding <holder>` and stays alive until stopped.
+ */
+const LOCK_THEN_LEASE_SCRIPT = `
+import { openSessionStore } from '@hermes/session-store';
+const [databasePath, sessionId, holdMs] = process.argv.slice(1);
+const store = await openSessionStore({ path: databasePath });
+const holder = 'pid=' + process.pid + ' token=raced';
+await store.withWriteTransaction((database) => {
+  process.stdout.write('locked\\n');
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(holdMs));
+  const now = Date.now() / 1000;
+  database
+    .prepare('INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)')
+    .run(sessionId, holder, now, now + 300);
+});
+console.log('holding ' + holder);
+setInterval(() => {}, 60_000);
+`;
+
+export async function startTurnWhileLocked(
+  home: string,
+  sessionId: string,
+  holdMs: number,
+): Promise<SpawnedProcess> {
+  return spawnProcess({
+    command: process.execPath,
+    args: [
+      '--input-type=module',
+      '-e',
+      LOCK_THEN_LEASE_SCRIPT,
+      path.join(home, 'state.db'),
+      sessionId,
+      String(holdMs),
+    ],
+    cwd: GATEWAY_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    readyLine: /^locked$/m,
+  });
+}

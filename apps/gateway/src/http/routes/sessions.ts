@@ -100,12 +100,30 @@ function refuseWhileTurnRuns(
     sessionId: input.id,
   });
   if (place === 'idle') return;
-  throw new HttpError({
+  throw sessionBusy(input);
+}
+
+function sessionBusy(input: { id: string; action: string; param?: string }): HttpError {
+  return new HttpError({
     status: 409,
     code: 'session_busy',
     message: `Session ${input.id} is running a turn; ${input.action}`,
     param: input.param ?? null,
   });
+}
+
+/**
+ * The store refuses a delete itself (`session_busy`, nothing deleted) when a turn took its lease
+ * after `refuseWhileTurnRuns` looked: the same 409.
+ */
+async function deleteUnlessTurnRuns<T>(id: string, remove: () => Promise<T>): Promise<T> {
+  try {
+    return await remove();
+  } catch (error) {
+    if (SessionStoreError.isInstance(error) && error.code === 'session_busy')
+      throw sessionBusy({ id, action: 'stop it before deleting the session' });
+    throw error;
+  }
 }
 
 export function newApiSessionId(): string {
@@ -472,7 +490,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
           details: { affected_sessions: affectedSessions(store, lineage) },
         });
       }
-      const deletedSessions = await store.deleteLineage(id);
+      const deletedSessions = await deleteUnlessTurnRuns(id, () => store.deleteLineage(id));
       return context.json({
         object: 'hermes.session.deleted',
         id,
@@ -480,7 +498,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
         deleted_sessions: deletedSessions,
       });
     }
-    const deleted = await store.deleteSession(id);
+    const deleted = await deleteUnlessTurnRuns(id, () => store.deleteSession(id));
     return context.json({ object: 'hermes.session.deleted', id, deleted, deleted_sessions: [id] });
   });
 

@@ -1,9 +1,12 @@
 import { END_REASON } from './end-reasons.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { MESSAGES_MAX_LIMIT } from './limits.js';
-import type { MessageInput, MessageRecord } from './messages.js';
+import { insertMessages, type MessageInput, type MessageRecord } from './messages.js';
 import type { SessionRecord } from './records.js';
 import type { SessionStore } from './session-store.js';
+import { type CreateSessionInput, endSession, insertSession } from './sessions.js';
+import type { StoreContext } from './store-context.js';
+import { getSessionSystemPrompt, setSessionSystemPrompt } from './usage.js';
 
 /** Every active message of one stored session, oldest first (paged through the store's limit). */
 export function readAllMessages(store: SessionStore, sessionId: string): MessageRecord[] {
@@ -81,10 +84,12 @@ export interface ForkSessionResult {
 }
 
 /**
- * Branches a conversation: the child row first (edge `branch`, `_branched_from` in its model
- * config, the parent's source, profile, user, model and working directory), then the parent's
- * system prompt and transcript copied into it, then the parent ended `branched`. A failure while
- * copying removes the half-made child, so a fork is all or nothing.
+ * Branches a conversation in one write transaction: the child row (edge `branch`,
+ * `_branched_from` in its model config, the parent's source, profile, user, model and working
+ * directory), the parent's system prompt and transcript copied into it, and the parent ended
+ * `branched`. All or nothing, even for a process killed midway: no reader — in this process or
+ * another — ever sees a child with part of its transcript. The write lock is held for the whole
+ * copy (about 0.3 s for 10 000 messages, see the README).
  */
 export async function forkSession(
   store: SessionStore,
@@ -98,32 +103,41 @@ export async function forkSession(
     });
   }
   const rows = input.rows ?? readAllMessages(store, parent.id);
-  const child = await store.createSession({
-    ...(input.childId !== undefined ? { id: input.childId } : {}),
-    ...(input.childId === undefined && input.newChildId ? { newId: input.newChildId } : {}),
-    source: parent.source,
-    title: input.title ?? null,
-    profileName: parent.profileName,
-    userId: parent.userId,
-    parentSessionId: parent.id,
-    parentEdge: 'branch',
-    model: parent.model,
-    cwd: parent.cwd,
-    modelConfig: { _branched_from: parent.id },
+  const child = await store.commitFork({
+    parentId: parent.id,
+    child: {
+      ...(input.childId !== undefined ? { id: input.childId } : {}),
+      ...(input.childId === undefined && input.newChildId ? { newId: input.newChildId } : {}),
+      source: parent.source,
+      title: input.title ?? null,
+      profileName: parent.profileName,
+      userId: parent.userId,
+      parentSessionId: parent.id,
+      parentEdge: 'branch',
+      model: parent.model,
+      cwd: parent.cwd,
+      modelConfig: { _branched_from: parent.id },
+    },
+    messages: rows.map(messageInputFromRecord),
+    endParent: input.endParent !== false,
   });
-  try {
-    const prompt = store.getSessionSystemPrompt(parent.id);
-    if (prompt !== null) await store.setSessionSystemPrompt(child.id, prompt);
-    for (let start = 0; start < rows.length; start += MESSAGES_MAX_LIMIT) {
-      await store.appendMessages(
-        child.id,
-        rows.slice(start, start + MESSAGES_MAX_LIMIT).map(messageInputFromRecord),
-      );
-    }
-  } catch (error) {
-    await store.deleteSession(child.id).catch(() => {});
-    throw error;
-  }
-  if (input.endParent !== false) await store.endSession(parent.id, END_REASON.branched);
-  return { child: store.getSession(child.id) ?? child, copied: rows.length };
+  return { child, copied: rows.length };
+}
+
+/** @internal What `SessionStore.commitFork` writes, in one transaction. */
+export interface ForkCommit {
+  readonly parentId: string;
+  readonly child: CreateSessionInput;
+  readonly messages: readonly MessageInput[];
+  readonly endParent: boolean;
+}
+
+/** Call inside one write transaction; returns the child's id. */
+export function writeFork(context: StoreContext, fork: ForkCommit): string {
+  const childId = insertSession(context, fork.child);
+  const prompt = getSessionSystemPrompt(context, fork.parentId);
+  if (prompt !== null) setSessionSystemPrompt(context, childId, prompt);
+  insertMessages(context, childId, fork.messages);
+  if (fork.endParent) endSession(context, fork.parentId, END_REASON.branched);
+  return childId;
 }

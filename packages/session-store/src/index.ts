@@ -39,7 +39,13 @@ export {
   type ForeignHolderScanOptions,
   scanForeignHolders,
 } from './foreign-holders.js';
-export * from './fork-session.js';
+export {
+  type ForkSessionInput,
+  type ForkSessionResult,
+  forkSession,
+  messageInputFromRecord,
+  readAllMessages,
+} from './fork-session.js';
 export type { MessageSearchHit, MessageSearchResult, SearchMessagesOptions } from './fts.js';
 export type { GatewayPeer } from './gateway-peer.js';
 export * from './limits.js';

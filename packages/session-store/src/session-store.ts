@@ -41,6 +41,7 @@ import {
 } from './delivery-obligations.js';
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import type { ForeignHolder } from './foreign-holders.js';
+import { type ForkCommit, writeFork } from './fork-session.js';
 import {
   isFtsStale,
   type MessageSearchResult,
@@ -320,6 +321,15 @@ export class SessionStore {
       for (const sessionId of [...ids].reverse()) deleteSession(context, sessionId);
       return ids;
     });
+  }
+
+  /**
+   * @internal `forkSession`'s one transaction: the child, its system prompt and transcript, and
+   * the parent's end, committed together or not at all.
+   */
+  async commitFork(fork: ForkCommit): Promise<SessionRecord> {
+    const id = await this.#writeTranscript((context) => writeFork(context, fork));
+    return this.requireSession(id);
   }
 
   /** How many times a session of this messaging peer has been ended (a fence for stale writers). */

@@ -366,3 +366,38 @@ describe('a turn over WebSocket', () => {
     expect(stderr).toContain('--host 0.0.0.0 is not loopback: pass --token');
   });
 });
+
+describe('a blank prompt', () => {
+  it('is refused with -32602 naming text, never sent to the model and never stored', async () => {
+    const home = await tempHome();
+    const server = await scriptedModel([{ text: 'fine' }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    const session = await client.request<{ session_id: string; stored_session_id: string }>(
+      'session.create',
+      {},
+    );
+    for (const text of ['   ', '\n', ' \t\r\n ']) {
+      const error = await client
+        .request('prompt.submit', { session_id: session.session_id, text })
+        .then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+      expect(error).toBeInstanceOf(RpcErrorReply);
+      expect((error as RpcErrorReply).code).toBe(RPC_ERROR_CODES.invalidParams);
+      expect((error as RpcErrorReply).rpcMessage).toContain('text');
+    }
+    expect(server.modelRequests).toHaveLength(0);
+    const resumed = await client.request<{ messages: unknown[]; running: boolean }>(
+      'session.resume',
+      { session_id: session.stored_session_id },
+    );
+    expect(resumed.running).toBe(false);
+    expect(resumed.messages).toEqual([]);
+    // Text around the blanks is a prompt like any other.
+    await client.request('prompt.submit', { session_id: session.session_id, text: '  hi  ' });
+    await client.waitForEvent((event) => event.type === 'run.completed');
+    expect(server.modelRequests).toHaveLength(1);
+  });
+});

@@ -183,7 +183,12 @@ export const METHODS = {
       'Start a turn. Answers once the turn has started; its events follow (message.delta, tool.start, tool.complete, message.complete, run.completed).',
     params: v.object({
       session_id: SessionIdParam,
-      text: v.pipe(v.string(), v.minLength(1), v.maxLength(1_000_000)),
+      // Blank text is no prompt (as for the gateway and `hermes chat`): refused, never sent.
+      text: v.pipe(
+        v.string(),
+        v.maxLength(1_000_000),
+        v.check((text) => text.trim() !== '', 'must hold some text (not only whitespace)'),
+      ),
     }),
     result: v.object({ run_id: v.string(), session_id: v.string() }),
   },

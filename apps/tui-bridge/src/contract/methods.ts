@@ -187,7 +187,7 @@ export const METHODS = {
       text: v.pipe(
         v.string(),
         v.maxLength(1_000_000),
-        v.check((text) => text.trim() !== '', 'must hold some text (not only whitespace)'),
+        v.regex(/\S/, 'must hold some text (not only whitespace)'),
       ),
     }),
     result: v.object({ run_id: v.string(), session_id: v.string() }),

@@ -151,13 +151,19 @@ describe('hermes tui-bridge', () => {
     expect(await exited).toBe(0);
   });
 
-  it('rejects a bad option with its usage and no protocol on stdout', async () => {
+  it('rejects a bad option as every hermes command does: exit 2, a hint, no protocol on stdout', async () => {
     const { env } = await testHome();
     const result = await runCli(['tui-bridge', '--port', 'nope'], { env });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain("option '--port <port>' argument 'nope' is invalid");
-    expect(result.stderr).toContain('Usage: hermes tui-bridge [options]');
+    expect(result.stderr).toContain('(run hermes tui-bridge --help for usage)');
+    // Not the bridge's whole help (with its own -V and -p) in place of an error.
+    expect(result.stderr).not.toContain('Usage:');
+    expect(result.stderr).not.toContain('--version');
+    // The same profile rules through the bridge's own -p as through hermes -p.
+    expect((await runCli(['tui-bridge', '-p', 'ghost'], { env })).code).toBe(1);
+    expect((await runCli(['tui-bridge', '-p', '../etc'], { env })).code).toBe(2);
   });
 
   it('exits 1 for an unknown profile and 2 for a malformed one or a non-loopback host without a token', async () => {

@@ -1,11 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { applyEnvFile, getProcessHermesHome, selectProfileHome } from '@hermes/config';
+import {
+  applyEnvFile,
+  getProcessHermesHome,
+  HermesConfigError,
+  selectProfileHome,
+} from '@hermes/config';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { BridgeSurface } from './bridge.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './constants.js';
 import { runBridge, startWebSocketBridge } from './run-bridge.js';
-import { isLoopbackHost } from './transport/websocket.js';
+import { isLoopbackHost, WebSocketBridgeError } from './transport/websocket.js';
 import { BRIDGE_VERSION } from './version.js';
+
+/** A command-line mistake (docs/cli.md). */
+const EXIT_USAGE = 2;
 
 function port(value: string): number {
   const number = Number(value);
@@ -28,6 +36,7 @@ export interface BridgeCliOptions {
   readonly home?: string;
 }
 
+/** A mistake is answered as every `hermes` command does: the error and a hint, not the whole help. */
 function program(name: string): Command {
   return new Command(name)
     .description(
@@ -68,14 +77,16 @@ function program(name: string): Command {
         .hideHelp(),
     )
     .exitOverride()
-    .showHelpAfterError();
+    .showHelpAfterError(`(run ${name} --help for usage)`);
 }
 
 /**
  * The bridge's command line (`hermes-tui-bridge`, `hermes tui-bridge`): parses `argv` (the
  * arguments after the command), serves until the front end closes stdio or a signal arrives
- * (SIGTERM, SIGINT, SIGHUP), and resolves with the exit code: 0 done, 1 a failure or a bad
- * option, 2 a bad profile or listen address. stdout is the protocol (stdio) or the listening line
+ * (SIGTERM, SIGINT, SIGHUP), and resolves with the exit code, as `hermes` commands do
+ * (docs/cli.md): 0 done; 1 a failure (a profile that does not exist, a port already in use);
+ * 2 a command-line mistake (an unknown or malformed option, a malformed profile name, a
+ * non-loopback `--host` without a token). stdout is the protocol (stdio) or the listening line
  * (WebSocket); diagnostics go to stderr.
  */
 export async function runBridgeCli(
@@ -87,7 +98,8 @@ export async function runBridgeCli(
   try {
     command.parse([...argv], { from: 'user' });
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode;
+    // Commander printed the message (or the help / version); a mistake is a usage error.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
     throw error;
   }
   const parsed = command.opts<{
@@ -116,7 +128,9 @@ export async function runBridgeCli(
       : (options.home ?? getProcessHermesHome());
     applyEnvFile(home);
   } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error), 2);
+    // docs/cli.md: a malformed profile name is a usage mistake (2), a missing profile a failure (1).
+    const usage = HermesConfigError.isInstance(error) && error.code === 'invalid_profile_name';
+    return fail(error instanceof Error ? error.message : String(error), usage ? EXIT_USAGE : 1);
   }
 
   let stop: (() => Promise<void>) | undefined;
@@ -152,7 +166,10 @@ export async function runBridgeCli(
     } else {
       const host = parsed.host ?? '127.0.0.1';
       if (!isLoopbackHost(host) && !parsed.token)
-        return fail(`--host ${host} is not loopback: pass --token (or HERMES_TUI_BRIDGE_TOKEN)`, 2);
+        return fail(
+          `--host ${host} is not loopback: pass --token (or HERMES_TUI_BRIDGE_TOKEN)`,
+          EXIT_USAGE,
+        );
       const generated = parsed.token ? undefined : randomBytes(24).toString('base64url');
       try {
         const server = await startWebSocketBridge({
@@ -167,7 +184,9 @@ export async function runBridgeCli(
         process.stdout.write(`${name} listening on ${server.url}\n`);
         if (generated) process.stdout.write(`token: ${generated}\n`);
       } catch (error) {
-        return fail(error instanceof Error ? error.message : String(error), 2);
+        // A token too short is a command-line mistake; a port in use or a bad address a failure.
+        const usage = error instanceof WebSocketBridgeError;
+        return fail(error instanceof Error ? error.message : String(error), usage ? EXIT_USAGE : 1);
       }
       // A signal that came while the server was starting stops it now that it exists.
       if (stopping) void stop().then(() => finish(0));

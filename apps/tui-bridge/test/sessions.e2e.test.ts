@@ -151,13 +151,53 @@ describe('the launch profile', () => {
       stderr += chunk.toString();
     });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(2);
+    // As for every `hermes -p`: a profile that does not exist is exit 1 (docs/cli.md).
+    expect(code).toBe(1);
     expect(stderr).toContain('profile "typo" does not exist');
     expect(existsSync(path.join(root.path, 'profiles', 'typo'))).toBe(false);
 
     await mkdir(path.join(root.path, 'profiles', 'work'), { recursive: true });
     const { client } = await startStdioBridge({ home: root.path, args: ['-p', 'work'] });
     expect(client.eventsOf('gateway.ready')[0]?.payload.profile).toBe('work');
+  });
+});
+
+/** Runs the bin with stdin at its end; resolves with its exit code and what it printed. */
+async function runBin(
+  home: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BRIDGE_BIN, ...args], {
+    env: bridgeEnv(home),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
+
+describe('the command line', () => {
+  it('answers a usage mistake with exit 2 and a one-line hint, not the whole help', async () => {
+    const root = await tempHome();
+    for (const args of [['--port', 'abc'], ['--bogus'], ['-p', '../etc']]) {
+      const result = await runBin(root.path, args);
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stdout).toBe('');
+      expect(result.stderr).not.toContain('Usage:');
+    }
+    const port = await runBin(root.path, ['--port', 'abc']);
+    expect(port.stderr).toContain("option '--port <port>' argument 'abc' is invalid");
+    expect(port.stderr).toContain('(run hermes-tui-bridge --help for usage)');
+    const help = await runBin(root.path, ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: hermes-tui-bridge [options]');
   });
 });
 

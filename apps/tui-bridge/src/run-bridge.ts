@@ -84,8 +84,10 @@ export async function startWebSocketBridge(
     port: server.port,
     host: server.host,
     async close() {
-      await server.close();
+      // Turns are interrupted and their final events sent while the sockets are still open;
+      // only then do the sockets close (no new upgrade is accepted meanwhile).
       await bridge.close();
+      await server.close();
     },
   };
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { openSessionStore } from '@hermes/session-store';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -399,5 +400,63 @@ describe('a blank prompt', () => {
     await client.request('prompt.submit', { session_id: session.session_id, text: '  hi  ' });
     await client.waitForEvent((event) => event.type === 'run.completed');
     expect(server.modelRequests).toHaveLength(1);
+  });
+});
+
+describe('SIGTERM with WebSocket front ends attached', () => {
+  it('interrupts the running turn, sends its run.completed to every attached socket, then closes them with 1001', async () => {
+    const home = await tempHome();
+    const server = await scriptedModel([
+      { text: 'x'.repeat(4000), chunkSize: 4, chunkDelayMs: 20 },
+    ]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const bridge = await startWsBridge({ home: home.path });
+    const first = await bridge.connect();
+    const second = await bridge.connect();
+    const { session_id, stored_session_id } = await first.client.request<{
+      session_id: string;
+      stored_session_id: string;
+    }>('session.create', {});
+    const { run_id } = await first.client.request<{ run_id: string }>('prompt.submit', {
+      session_id,
+      text: 'long answer please',
+    });
+    await second.client.request('session.resume', { session_id });
+    await first.client.waitForEvent((event) => event.type === 'message.delta');
+    await second.client.waitForEvent((event) => event.type === 'message.delta');
+
+    const closes = [first, second].map(
+      ({ socket, client }) =>
+        new Promise<{ code: number; completed: boolean }>((resolve) =>
+          socket.once('close', (code) =>
+            resolve({
+              code,
+              completed: client
+                .eventsOf('run.completed')
+                .some((event) => event.payload.run_id === run_id),
+            }),
+          ),
+        ),
+    );
+    const exited = new Promise<number | null>((resolve) => bridge.child.once('exit', resolve));
+    bridge.child.kill('SIGTERM');
+    // Each socket had the turn's final event before it was closed, with "going away".
+    expect(await Promise.all(closes)).toEqual([
+      { code: 1001, completed: true },
+      { code: 1001, completed: true },
+    ]);
+    for (const { client } of [first, second]) {
+      const done = client
+        .eventsOf('run.completed')
+        .find((event) => event.payload.run_id === run_id);
+      expect(done?.payload.status).toBe('interrupted');
+    }
+    expect(await exited).toBe(0);
+    const store = await openSessionStore({ path: path.join(home.path, 'state.db') });
+    try {
+      expect(store.getSession(stored_session_id)?.endReason).toBe('tui_shutdown');
+    } finally {
+      await store.close();
+    }
   });
 });

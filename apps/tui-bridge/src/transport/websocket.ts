@@ -8,6 +8,10 @@ import { MAX_MESSAGE_BYTES } from '../contract/envelope.js';
 
 /** Minimum token length: shorter secrets are guessable. */
 export const MIN_TOKEN_LENGTH = 16;
+/** The close code every socket gets when the bridge stops (RFC 6455 §7.4.1 "going away"). */
+export const CLOSE_GOING_AWAY = 1001;
+/** How long a front end has to answer the close frame before its socket is cut. */
+const CLOSE_HANDSHAKE_MS = 2_000;
 
 export class WebSocketBridgeError extends Error {
   override readonly name = 'WebSocketBridgeError';
@@ -81,6 +85,10 @@ export async function serveWebSocket(
       refuse(socket, 401, 'Unauthorized');
       return;
     }
+    if (options.bridge.closing) {
+      refuse(socket, 503, 'Service Unavailable');
+      return;
+    }
     sockets.handleUpgrade(request, socket, head, (ws) => {
       const connection = options.bridge.connect('websocket', (text) => {
         if (ws.readyState === ws.OPEN) ws.send(text);
@@ -109,9 +117,26 @@ export async function serveWebSocket(
     port: address.port,
     host: address.address,
     async close() {
-      for (const client of sockets.clients) client.terminate();
+      // A close frame goes out after what was already sent (a turn's final events): each front
+      // end gets "going away" and the close handshake has a bounded time before the cut.
+      const closing = [...sockets.clients].map(
+        (client) =>
+          new Promise<void>((resolve) => {
+            if (client.readyState === client.CLOSED) return resolve();
+            const timer = setTimeout(() => client.terminate(), CLOSE_HANDSHAKE_MS);
+            timer.unref();
+            client.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            client.close(CLOSE_GOING_AWAY, 'bridge shutting down');
+          }),
+      );
       sockets.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([
+        ...closing,
+        new Promise<void>((resolve) => server.close(() => resolve())),
+      ]);
     },
   };
 }

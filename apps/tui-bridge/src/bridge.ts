@@ -55,6 +55,8 @@ export class Bridge {
   #drainDeadline = 0;
   #wakeDrain: () => void = () => {};
   #generation = 0;
+  /** Session opens (`session.create`, `session.resume`) still running: a stop waits for them. */
+  readonly #opening = new Set<Promise<unknown>>();
   /** The agent's delegation rail, once wired (`/review`, `subagent.*`, completion delivery). */
   delegation: DelegationSupport | undefined;
 
@@ -163,6 +165,21 @@ export class Bridge {
         return session;
     }
     return undefined;
+  }
+
+  /**
+   * Runs one session open so that a stop waits for it: a session it opens is then ended with the
+   * others (an open that started before the stop may finish, e.g. after waiting for the store's
+   * write lock held by another process).
+   */
+  async trackOpen<T>(open: () => Promise<T>): Promise<T> {
+    const running = open();
+    this.#opening.add(running);
+    try {
+      return await running;
+    } finally {
+      this.#opening.delete(running);
+    }
   }
 
   /** Opens (or finds) the live session for a stored row. */
@@ -328,6 +345,9 @@ export class Bridge {
   }
 
   async #shutdown(): Promise<void> {
+    // Opens under way finish first (new ones are refused): what they open is drained and ended
+    // below like every other session. Each is bounded by the store's write patience.
+    while (this.#opening.size > 0) await Promise.allSettled([...this.#opening]);
     const drained = await this.#drain();
     if (!drained)
       this.log('interrupting turns still running at shutdown (their transcripts stay valid)');

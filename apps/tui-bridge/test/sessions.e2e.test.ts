@@ -308,3 +308,59 @@ describe('bot relay delivery', () => {
     expect(transcript.messages[0]?.content).toContain('ping');
   });
 });
+
+/** Another process holding state.db's write lock until `release()`. */
+async function holdWriteLock(database: string): Promise<{ release(): Promise<void> }> {
+  // better-sqlite3 as the session store itself resolves it.
+  const sessionStoreDir = path.join(import.meta.dirname, '../../../packages/session-store');
+  const script = `
+    const Database = require(require.resolve('better-sqlite3', { paths: [${JSON.stringify(sessionStoreDir)}] }));
+    const db = new Database(${JSON.stringify(database)});
+    db.exec('BEGIN IMMEDIATE');
+    process.stdout.write('locked\\n');
+    process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); process.exit(0); });
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', () => reject(new Error('the lock holder exited early')));
+  });
+  return {
+    async release() {
+      child.stdin.write('release\n');
+      await exited;
+    },
+  };
+}
+
+describe('a session opening when the bridge stops', () => {
+  it('is ended with tui_shutdown, not left open, when SIGTERM comes while its write waits for the lock', async () => {
+    const home = await tempHome();
+    const bridge = await startStdioBridge({ home: home.path });
+    // The store exists (and state.db with it) once a session has been opened and closed.
+    const warm = await bridge.client.request<{ session_id: string }>('session.create', {});
+    await bridge.client.request('session.close', { session_id: warm.session_id });
+    const database = path.join(home.path, 'state.db');
+    const lock = await holdWriteLock(database);
+    const opening = bridge.client
+      .request<{ stored_session_id: string }>('session.create', { title: 'late' })
+      .catch((error: unknown) => error);
+    // The create is now retrying its write against the lock; the signal comes meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    bridge.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await lock.release();
+    expect(await bridge.exited).toBe(0);
+    void opening;
+    const store = await openSessionStore({ path: database });
+    try {
+      const late = store.getSessionByTitle('late', { includeHidden: true });
+      // The stop waited for the open, then ended it as machinery: never left open.
+      expect(late).toBeDefined();
+      expect([late?.endedAt !== null, late?.endReason]).toEqual([true, 'tui_shutdown']);
+    } finally {
+      await store.close();
+    }
+  });
+});

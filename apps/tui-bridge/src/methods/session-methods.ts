@@ -102,7 +102,7 @@ export function sessionMethods(bridge: Bridge) {
     ];
   }
 
-  return {
+  const methods = {
     async 'session.create'(params: MethodParams<'session.create'>, context: CallContext) {
       const runtime = bridge.profile(params.profile);
       if (params.cwd !== undefined && !(await isDirectory(params.cwd)))
@@ -168,6 +168,8 @@ export function sessionMethods(bridge: Bridge) {
     },
 
     async 'session.resume'(params: MethodParams<'session.resume'>, context: CallContext) {
+      if (bridge.closing)
+        throw new RpcError(RPC_ERROR_CODES.sessionBusy, 'the bridge is shutting down');
       let session = bridge.sessions.get(params.session_id);
       if (session?.closed) session = undefined;
       let store: SessionStore;
@@ -220,5 +222,14 @@ export function sessionMethods(bridge: Bridge) {
       await bridge.closeSession(session, CLOSE_END_REASON);
       return { closed: true };
     },
+  };
+  // Opening a session writes to the store and may wait for its lock: a stop that comes meanwhile
+  // waits for the open, then ends the session with the others — never one left open behind it.
+  return {
+    ...methods,
+    'session.create': (params: MethodParams<'session.create'>, context: CallContext) =>
+      bridge.trackOpen(() => methods['session.create'](params, context)),
+    'session.resume': (params: MethodParams<'session.resume'>, context: CallContext) =>
+      bridge.trackOpen(() => methods['session.resume'](params, context)),
   };
 }

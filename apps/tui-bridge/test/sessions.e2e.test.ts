@@ -346,8 +346,9 @@ describe('a session opening when the bridge stops', () => {
     const opening = bridge.client
       .request<{ stored_session_id: string }>('session.create', { title: 'late' })
       .catch((error: unknown) => error);
-    // The create is now retrying its write against the lock; the signal comes meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Requests are served concurrently in the order written: once a later one is answered, the
+    // create has been read and is retrying its write against the lock. The signal comes meanwhile.
+    await bridge.client.request('profiles.list', {});
     bridge.child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 500));
     await lock.release();

@@ -65,8 +65,29 @@ describe('config gates', () => {
     expect([...resolveConfigGates({ skills: { write_approval: ['ops'] } })]).toEqual(['skills']);
   });
 
+  it('open a gate for any non-zero number and any non-empty mapping, as config truthiness does', () => {
+    for (const value of [1, -1, 0.5, Number.POSITIVE_INFINITY, { channels: ['ops'] }, { a: null }])
+      expect(
+        [...resolveConfigGates({ display: { tool_progress_command: value } })],
+        JSON.stringify(value),
+      ).toEqual(['verbose']);
+  });
+
   it('keep a gate closed for missing, false-like and empty values, and for junk config', () => {
-    for (const value of [undefined, null, false, 0, '', 'false', 'OFF', ' no ', '0', [], {}])
+    for (const value of [
+      undefined,
+      null,
+      false,
+      0,
+      Number.NaN,
+      '',
+      'false',
+      'OFF',
+      ' no ',
+      '0',
+      [],
+      {},
+    ])
       expect(
         resolveConfigGates({ display: { tool_progress_command: value } }).size,
         String(value),
@@ -98,5 +119,24 @@ describe('gateway-known commands', () => {
     expect(isGatewayKnownCommand('quit')).toBe(false);
     expect(isGatewayKnownCommand('deploy')).toBe(false);
     expect(isGatewayKnownCommand('/Deploy', { pluginCommands: ['deploy'] })).toBe(true);
+  });
+
+  it('match a plugin command in any case, with one leading slash and surrounding space', () => {
+    for (const name of ['deploy', 'DEPLOY', '/deploy', '  /Deploy  ', '\tdeploy\n'])
+      expect(isGatewayKnownCommand(name, { pluginCommands: ['Deploy'] }), name).toBe(true);
+  });
+
+  it('match a plugin command only by its whole name', () => {
+    const pluginCommands = ['deploy'];
+    for (const name of [
+      'de/ploy',
+      'deploy/',
+      '//deploy',
+      'deploy now',
+      'deploys',
+      'redeploy',
+      'other',
+    ])
+      expect(isGatewayKnownCommand(name, { pluginCommands }), name).toBe(false);
   });
 });

@@ -13,6 +13,19 @@ describe('parseSlashInput', () => {
     });
   });
 
+  it('ends the name at a line break and keeps a multi-line argument block', () => {
+    const parsed = parseSlashInput('/Review\n\n  first point\n  second point\n\n');
+    expect(parsed.kind === 'command' && [parsed.name, parsed.args]).toEqual([
+      'review',
+      'first point\n  second point',
+    ]);
+  });
+
+  it('reads a slash command only at the start of the message, never on a later line', () => {
+    expect(parseSlashInput('please run this:\n/review now')).toEqual({ kind: 'not_command' });
+    expect(parseSlashInput('\n\t /review now').kind).toBe('command');
+  });
+
   it('keeps the alias that was typed and lower-cases it', () => {
     const parsed = parseSlashInput('  /RESET');
     expect(parsed.kind === 'command' && [parsed.name, parsed.command.name, parsed.args]).toEqual([

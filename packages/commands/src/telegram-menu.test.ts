@@ -21,6 +21,12 @@ describe('Telegram menus', () => {
     expect(telegramCommandName('x'.repeat(33))).toBeNull();
   });
 
+  it('drops surrounding space and one leading slash from a name, nothing else', () => {
+    expect(telegramCommandName('  /Deploy-Now \n')).toBe('deploy_now');
+    for (const name of ['ops/deploy', '//review', 'review/', ''])
+      expect(telegramCommandName(name), name).toBeNull();
+  });
+
   it('lists gateway commands without aliases', () => {
     const names = telegramBotCommands().map((entry) => entry.command);
     expect(names).toEqual(availableCommands('gateway').map((command) => command.name));
@@ -62,6 +68,44 @@ describe('Telegram menus', () => {
       'start',
       'stop',
     ]);
+  });
+
+  it('leaves out and reports plugin and skill names Telegram cannot show', () => {
+    const menu = telegramMenuCommands({
+      plugins: [{ name: 'bad name', description: 'Has a space' }],
+      skills: [{ name: 'ops/deploy', description: 'Has a slash' }],
+    });
+    expect(menu.omitted).toEqual(['bad name', 'ops/deploy']);
+    expect(menu.commands).toHaveLength(availableCommands('gateway').length);
+    for (const entry of menu.commands) expect(entry.command).toMatch(/^[a-z0-9_]{1,32}$/);
+  });
+
+  it('describes an entry without a description by its slash name', () => {
+    const menu = telegramMenuCommands({
+      plugins: [
+        { name: 'deploy-now', description: '' },
+        { name: 'rollback', description: ' \n ' },
+      ],
+    });
+    expect(menu.commands.slice(-2)).toEqual([
+      { command: 'deploy_now', description: '/deploy_now' },
+      { command: 'rollback', description: '/rollback' },
+    ]);
+  });
+
+  it('keeps a 40-character description whole and leaves no space before the ellipsis', () => {
+    const exact = 'd'.repeat(TELEGRAM_DESCRIPTION_MAX);
+    const cutAtSpace = `${'w'.repeat(TELEGRAM_DESCRIPTION_MAX - 2)} and more`;
+    const menu = telegramMenuCommands({
+      plugins: [
+        { name: 'exact', description: exact },
+        { name: 'spaced', description: cutAtSpace },
+      ],
+    });
+    const description = (name: string) =>
+      menu.commands.find((entry) => entry.command === name)?.description;
+    expect(description('exact')).toBe(exact);
+    expect(description('spaced')).toBe(`${'w'.repeat(TELEGRAM_DESCRIPTION_MAX - 2)}…`);
   });
 
   it('clamps the cap to what Telegram accepts and drops duplicate names', () => {

@@ -19,6 +19,51 @@ describe('Discord menus', () => {
     expect(commands.find((command) => command.name === 'status')?.options).toEqual([]);
   });
 
+  it('omits nothing when only the built-in commands are listed', () => {
+    expect(discordSlashCommands().omitted).toEqual([]);
+  });
+
+  it('registers a plugin under its name without surrounding space or one leading slash, lower-cased', () => {
+    const { commands, omitted } = discordSlashCommands({
+      plugins: [
+        { name: '  /Deploy \n', description: 'Deploy' },
+        { name: 'ops/deploy', description: 'Slash inside' },
+        { name: '//twice', description: 'Two slashes' },
+      ],
+    });
+    expect(commands.at(-1)?.name).toBe('deploy');
+    expect(omitted).toEqual(['ops/deploy', '//twice']);
+  });
+
+  it('gives a plugin an args option only for a non-blank hint, required when it reads <…>', () => {
+    const { commands } = discordSlashCommands({
+      plugins: [
+        { name: 'deploy', description: 'Deploy', argsHint: '  <target>  ' },
+        { name: 'rollback', description: 'Roll back', argsHint: '   ' },
+        { name: 'ping', description: 'Ping' },
+      ],
+    });
+    const options = (name: string) => commands.find((command) => command.name === name)?.options;
+    expect(options('deploy')).toEqual([
+      { type: 3, name: 'args', description: '<target>', required: true },
+    ]);
+    expect(options('rollback')).toEqual([]);
+    expect(options('ping')).toEqual([]);
+  });
+
+  it('describes a plugin without a description by its slash name', () => {
+    const { commands } = discordSlashCommands({
+      plugins: [
+        { name: 'deploy', description: '' },
+        { name: 'rollback', description: ' \t ' },
+      ],
+    });
+    expect(commands.slice(-2).map((command) => command.description)).toEqual([
+      '/deploy',
+      '/rollback',
+    ]);
+  });
+
   it('keeps to Discord limits: 100 commands, 32-character names, 100-character descriptions', () => {
     const plugins = [
       { name: 'x'.repeat(33), description: 'too long a name' },

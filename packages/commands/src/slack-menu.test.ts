@@ -48,6 +48,59 @@ describe('Slack menus', () => {
       expect(entry.description.length).toBeLessThanOrEqual(SLACK_DESCRIPTION_MAX);
   });
 
+  it('lists a plugin under its name without surrounding space or one leading slash, lower-cased', () => {
+    const natives = slackNativeSlashes({
+      plugins: [
+        { name: '  /Deploy \n', description: 'Deploy the app' },
+        { name: 'ops/deploy', description: 'Slash inside' },
+      ],
+    });
+    expect(natives.at(-1)).toEqual({
+      command: '/deploy',
+      description: 'Deploy the app',
+      usageHint: '',
+    });
+    expect(natives).toHaveLength(slackNativeSlashes().length + 1);
+  });
+
+  it('never lets a plugin take /hermes, a name already listed, or a name Slack rejects', () => {
+    const natives = slackNativeSlashes({
+      plugins: [
+        { name: 'hermes', description: 'Impostor' },
+        { name: 'new', description: 'Duplicate' },
+        { name: 'bad name', description: 'Has a space' },
+        { name: 'x'.repeat(33), description: 'Too long' },
+        { name: '/', description: 'Empty' },
+      ],
+    });
+    expect(natives).toEqual(slackNativeSlashes());
+  });
+
+  it('describes a plugin without a description by its slash name', () => {
+    const natives = slackNativeSlashes({
+      plugins: [
+        { name: 'deploy', description: '' },
+        { name: 'rollback', description: ' \n ' },
+      ],
+    });
+    expect(natives.slice(-2).map((entry) => entry.description)).toEqual(['/deploy', '/rollback']);
+  });
+
+  it('routes /hermes <plugin> by the plugin name without space or one leading slash, never an empty name', () => {
+    const map = slackSubcommandMap({
+      plugins: [
+        { name: '  /Deploy ', description: 'Deploy' },
+        { name: 'ops/deploy', description: 'Slash inside' },
+        { name: '', description: 'Empty' },
+        { name: '/', description: 'Slash only' },
+        { name: ' \n ', description: 'Blank' },
+      ],
+    });
+    expect(map.get('deploy')).toBe('/deploy');
+    expect(map.has('opsdeploy')).toBe(false);
+    expect([...map.keys()].filter((name) => name.trim().length === 0)).toEqual([]);
+  });
+
   it('reaches every canonical command natively or through /hermes', () => {
     const natives = new Set(slackNativeSlashes({ plugins }).map((entry) => entry.command.slice(1)));
     const viaHermes = slackSubcommandMap();

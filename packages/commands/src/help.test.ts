@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineCommand } from './command-def.js';
 import {
+  aliasSuffix,
   commandsByCategory,
   commandUsage,
   gatewayHelpLines,
@@ -57,6 +58,28 @@ describe('help', () => {
     const quit = lines.find((line) => line.includes('/quit'));
     expect(review?.indexOf('Spawn')).toBe(quit?.indexOf('Leave'));
     expect(quit).toMatch(/\(alias: \/exit\)$/);
+  });
+
+  it('separates terminal help categories by one blank line, with none before the first', () => {
+    const lines = helpLines('cli');
+    const headings = commandsByCategory('cli').map((group) => group.category);
+    const headingAt = headings.map((heading) => lines.indexOf(heading));
+    expect(headingAt[0]).toBe(0);
+    for (const index of headingAt.slice(1)) expect(lines[index - 1]).toBe('');
+    expect(lines.filter((line) => line === '')).toHaveLength(headings.length - 1);
+  });
+
+  it('ends a terminal help line at the description when the command has no alias', () => {
+    const review = helpLines('cli').find((line) => line.trimStart().startsWith('/review '));
+    expect(review).toMatch(
+      /^ {2}\/review \[review instructions\] +Spawn an independent subagent to review the work just discussed \(PR, code, docs\)$/,
+    );
+  });
+
+  it('says alias for one alias and aliases for several, separated by commas', () => {
+    expect(aliasSuffix([])).toBe('');
+    expect(aliasSuffix(['/reset'])).toBe(' (alias: /reset)');
+    expect(aliasSuffix(['`/q`', '`/queue-it`'])).toBe(' (aliases: `/q`, `/queue-it`)');
   });
 
   it('shows usage as the slash name plus its hint', () => {

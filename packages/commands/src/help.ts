@@ -18,6 +18,16 @@ export function visibleAliases(command: CommandDef): readonly string[] {
   );
 }
 
+/**
+ * @internal Exported for tests: the help-line tail for already formatted aliases, `(alias: /a)` or
+ * `(aliases: /a, /b)`, empty without any. No registry command has two aliases today, so only a
+ * direct test reaches the plural.
+ */
+export function aliasSuffix(aliases: readonly string[]): string {
+  if (aliases.length === 0) return '';
+  return ` (${aliases.length === 1 ? 'alias' : 'aliases'}: ${aliases.join(', ')})`;
+}
+
 export interface CommandGroup {
   readonly category: CommandCategory;
   readonly commands: readonly CommandDef[];
@@ -49,11 +59,7 @@ export function gatewayHelpLines(options: GatewayHelpOptions = {}): readonly str
   return availableCommands('gateway', options)
     .filter((command) => allowed === undefined || allowed.has(command.name))
     .map((command) => {
-      const aliases = visibleAliases(command).map((alias) => `\`/${alias}\``);
-      const suffix =
-        aliases.length === 0
-          ? ''
-          : ` (${aliases.length === 1 ? 'alias' : 'aliases'}: ${aliases.join(', ')})`;
+      const suffix = aliasSuffix(visibleAliases(command).map((alias) => `\`/${alias}\``));
       return `\`${commandUsage(command)}\` -- ${command.description}${suffix}`;
     });
 }
@@ -76,11 +82,7 @@ export function helpLines(
     if (lines.length > 0) lines.push('');
     lines.push(group.category);
     for (const command of group.commands) {
-      const aliases = visibleAliases(command).map((alias) => `/${alias}`);
-      const suffix =
-        aliases.length === 0
-          ? ''
-          : ` (${aliases.length === 1 ? 'alias' : 'aliases'}: ${aliases.join(', ')})`;
+      const suffix = aliasSuffix(visibleAliases(command).map((alias) => `/${alias}`));
       lines.push(`  ${commandUsage(command).padEnd(width)}  ${command.description}${suffix}`);
     }
   }

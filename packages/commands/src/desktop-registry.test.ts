@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { desktopSurfaceRegistry } from './desktop-registry.js';
+import { defineCommand } from './command-def.js';
+import { buildDesktopSurfaceRegistry, desktopSurfaceRegistry } from './desktop-registry.js';
 import { COMMAND_REGISTRY } from './registry.js';
 
 describe('desktopSurfaceRegistry', () => {
@@ -13,5 +14,26 @@ describe('desktopSurfaceRegistry', () => {
     expect(table['/exit']).toBe('terminal');
     expect(table['/whoami']).toBe('messaging');
     expect(table['/verbose']).toBe('settings');
+  });
+
+  it('calls a chat-platform-only command messaging unless it names another disposition', () => {
+    const table = buildDesktopSurfaceRegistry([
+      defineCommand({ name: 'ping', description: 'x', category: 'Info', gatewayOnly: true }),
+      defineCommand({
+        name: 'pair',
+        description: 'x',
+        category: 'Info',
+        aliases: ['link'],
+        gatewayOnly: true,
+        desktop: 'hidden',
+      }),
+      defineCommand({ name: 'note', description: 'x', category: 'Info' }),
+    ]);
+    expect(table).toEqual({
+      '/ping': 'messaging',
+      '/pair': 'hidden',
+      '/link': 'hidden',
+      '/note': null,
+    });
   });
 });

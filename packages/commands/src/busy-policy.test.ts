@@ -23,6 +23,11 @@ describe('busy policy helpers', () => {
     expect(interrupting.sort()).toEqual(['new', 'reset', 'stop']);
   });
 
+  it('answer false, never throw, for a name that is no command', () => {
+    for (const name of ['frobnicate', '', '/', 'hello world'])
+      expect(isInterruptThenDispatch(name), name).toBe(false);
+  });
+
   it('list as bypass commands exactly those whose policy is not reject', () => {
     expect(ACTIVE_SESSION_BYPASS_COMMANDS.has('queue')).toBe(true);
     expect(ACTIVE_SESSION_BYPASS_COMMANDS.has('stop')).toBe(true);

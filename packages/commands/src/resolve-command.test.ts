@@ -21,6 +21,11 @@ describe('resolveCommand', () => {
     expect(resolveCommand('//help')).toBeNull();
   });
 
+  it('drops only a leading slash, never one inside or after the name', () => {
+    for (const name of ['he/lp', 'help/', 'review/now', ' re/view '])
+      expect(resolveCommand(name), name).toBeNull();
+  });
+
   it('resolves the underscore spelling a Telegram menu shows for a hyphenated name', () => {
     const lookup = buildLookup([
       defineCommand({ name: 'tool-progress', description: 'x', category: 'Info', aliases: ['tp'] }),

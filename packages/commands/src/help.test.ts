@@ -34,9 +34,9 @@ describe('help', () => {
       name: 'tool-progress',
       description: 'x',
       category: 'Info',
-      aliases: ['tool_progress', 'tp'],
+      aliases: ['tool_progress', 'tp', 'show_tools'],
     });
-    expect(visibleAliases(command)).toEqual(['tp']);
+    expect(visibleAliases(command)).toEqual(['tp', 'show_tools']);
   });
 
   it('groups a surface’s commands by category in help order', () => {

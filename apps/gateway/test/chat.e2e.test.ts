@@ -2,8 +2,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_STORED_RESPONSES } from '@hermes/session-store';
 import { type ModelServer, startModelServer, tempHome } from '@hermes/testkit';
+import Database from 'better-sqlite3';
 import OpenAI from 'openai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   modelConfig,
   readEvents,
@@ -875,6 +876,38 @@ describe('runs', () => {
       .filter((line) => line.msg === 'turn finished' && line.kind === 'run')
       .map((line) => line.runId);
     expect(finishedRuns).toEqual([started.body.id, long.body.id]);
+  });
+
+  it('starts one run for two simultaneous requests with the same Idempotency-Key, even while another process holds the write lock', async () => {
+    const model = await startModelServer({ script: [{ text: 'Only once.' }, { text: 'Twice?' }] });
+    const { home } = await configuredHome(model.baseUrl);
+    const gateway = await startGateway({ home });
+    // Another process (a terminal chat, say) holds the store's write lock: both requests reach
+    // the write that makes their conversation and wait there, side by side.
+    const holder = new Database(path.join(home, 'state.db'));
+    onTestFinished(() => {
+      holder.close();
+    });
+    holder.exec('BEGIN IMMEDIATE');
+    const send = () =>
+      gateway.json<{ id: string; session_id: string }>('/v1/runs', {
+        method: 'POST',
+        json: { input: 'do it once' },
+        key: API_KEY,
+        headers: { 'idempotency-key': 'same-key' },
+      });
+    const both = Promise.all([send(), send()]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    holder.exec('COMMIT');
+    const [first, second] = await both;
+    expect([first.status, second.status].sort()).toEqual([200, 202]);
+    expect(second.body.id).toBe(first.body.id);
+    await readEvents(await gateway.request(`/v1/runs/${first.body.id}/events`, { key: API_KEY }));
+    expect(model.modelRequests).toHaveLength(1);
+    const listed = await gateway.json<{ data: { id: string }[] }>('/api/sessions', {
+      key: API_KEY,
+    });
+    expect(listed.body.data.map((session) => session.id)).toEqual([first.body.session_id]);
   });
 
   it('gives every terminal run event and the run itself the chat stream’s runtime: how the turn ran, or which command answered', async () => {

@@ -41,6 +41,8 @@ export interface RunRecord {
 export class RunRegistry {
   readonly #runs = new Map<string, RunRecord>();
   readonly #idempotent = new Map<string, string>();
+  /** Keys a request is starting a run under: until it answers, others with the key wait. */
+  readonly #claims = new Map<string, Promise<void>>();
 
   create(input: { profile: string; sessionId: string; idempotencyKey?: string }): RunRecord {
     const run: RunRecord = {
@@ -65,6 +67,40 @@ export class RunRegistry {
     if (input.idempotencyKey !== undefined)
       this.#idempotent.set(`${input.profile}\0${input.idempotencyKey}`, run.id);
     return run;
+  }
+
+  /**
+   * Claims `key` for a request about to start a run, or answers the run the key already
+   * started. While one request holds the claim (from here until it answers: its run admitted or
+   * refused), others with the same key wait for it, so two simultaneous requests never start two
+   * runs. After a refusal (the key released) the next waiter claims it in turn. `release` must be
+   * called on every path.
+   */
+  async claimIdempotencyKey(
+    profile: string,
+    key: string,
+  ): Promise<{ readonly existing: RunRecord } | { readonly release: () => void }> {
+    const mapKey = `${profile}\0${key}`;
+    for (;;) {
+      const pending = this.#claims.get(mapKey);
+      if (pending) {
+        await pending;
+        continue;
+      }
+      const existing = this.byIdempotencyKey(profile, key);
+      if (existing) return { existing };
+      let settle = () => {};
+      const claim = new Promise<void>((resolve) => {
+        settle = resolve;
+      });
+      this.#claims.set(mapKey, claim);
+      return {
+        release: () => {
+          if (this.#claims.get(mapKey) === claim) this.#claims.delete(mapKey);
+          settle();
+        },
+      };
+    }
   }
 
   /** The run an `Idempotency-Key` already started, if it is still known. */
@@ -114,8 +150,8 @@ export class RunRegistry {
     const finished = [...this.#runs.values()].filter((run) => run.status !== 'running');
     for (const run of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_RUNS))) {
       this.#runs.delete(run.id);
-      if (run.idempotencyKey !== undefined)
-        this.#idempotent.delete(`${run.profile}\0${run.idempotencyKey}`);
+      // The key may name a newer run by now (this one was refused and the key released).
+      this.releaseIdempotencyKey(run);
     }
   }
 }

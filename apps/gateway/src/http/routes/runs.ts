@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import type { RunEvent, RunRecord } from '../../runtime/run-registry.js';
 import { readJsonBody } from '../body.js';
@@ -75,124 +75,16 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
         message: `Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX} characters`,
       });
     }
-    if (key !== undefined) {
-      const existing = deps.runs.byIdempotencyKey(runtime.name, key);
-      if (existing) return context.json(runResponse(existing), 200);
-    }
-    deps.turns.assertAdmitting();
-    const store = await storeOf(context);
-    const resolved =
-      body.session_id !== undefined
-        ? { session: requireSessionRow(store, body.session_id), created: false }
-        : await resolveApiSession(context, store, []);
-    const { session } = resolved;
-    const run = deps.runs.create({
-      profile: runtime.name,
-      sessionId: session.id,
-      ...(key !== undefined ? { idempotencyKey: key } : {}),
-    });
-    const emit = (event: string, data: unknown) =>
-      deps.runs.emit(run, event, { ...(data as Record<string, unknown>), run_id: run.id });
-    // The 202 waits for the turn to start (its lease taken, the message stored) or for a command
-    // to answer, so a refusal before that (a busy session, no model) is answered as what it is,
-    // as `wait: false` chat does, instead of as a run that failed at once.
-    let admitted = false;
-    let admit: () => void = () => {};
-    const admission = new Promise<void>((resolve) => {
-      admit = () => {
-        admitted = true;
-        resolve();
-      };
-    });
-    const renderEvent = createChatEventRenderer(emit);
-
-    const execute = async () => {
-      try {
-        const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
-        if (reply) {
-          admit();
-          run.output = reply.text;
-          run.runtime = commandRuntime(reply.command);
-          emit('assistant.completed', { content: reply.text, message_id: null });
-          emit('run.completed', {
-            session_id: session.id,
-            message_id: null,
-            status: 'completed',
-            command: reply.command,
-            final_response: reply.text,
-            messages: [],
-            usage: null,
-            runtime: run.runtime,
-          });
-          deps.runs.finish(run, 'completed');
-          return;
-        }
-        const outcome = await deps.runTurn({
-          runtime,
-          sessionId: session.id,
-          message: prompt,
-          kind: 'run',
-          runId: run.id,
-          signal: run.controller.signal,
-          onEvent: (event) => {
-            if (event.type === 'run.started') admit();
-            renderEvent(event);
-          },
-          ephemeralSystemNote: body.instructions ?? undefined,
-        });
-        const { result } = outcome;
-        run.output = result.finalResponse;
-        run.usage = usageResponse(result.usage);
-        run.messages = outcome.messages;
-        run.error = result.error ?? null;
-        run.runtime = turnRuntime(outcome);
-        const status = runStatusOf(result);
-        emit(`run.${status}`, {
-          session_id: result.sessionId,
-          message_id: outcome.messageId,
-          status,
-          // The chat stream's names: the answer on completion, what was said when cancelled.
-          ...(status === 'completed'
-            ? { final_response: result.finalResponse, exit_reason: result.exitReason }
-            : {}),
-          ...(status === 'cancelled' ? { partial_response: result.finalResponse } : {}),
-          ...(status === 'failed' ? { error: result.error } : {}),
-          messages: outcome.messages,
-          usage: run.usage,
-          runtime: run.runtime,
-        });
-        deps.runs.finish(run, status);
-      } catch (error) {
-        const failure = streamedFailure(error, deps.logger, 'run failed', { run: run.id });
-        run.error = { code: failure.code, message: failure.message };
-        emit('error', errorBody(failure));
-        // Refused before it ran (a busy session, no model): no turn, so no runtime.
-        emit('run.failed', {
-          session_id: session.id,
-          message_id: null,
-          status: 'failed',
-          error: run.error,
-          messages: [],
-          usage: null,
-          runtime: null,
-        });
-        deps.runs.finish(run, 'failed');
-        if (!admitted) throw failure;
-      }
-    };
-    const running = execute();
+    if (key === undefined) return startRun(context, deps, { body, prompt });
+    // Held until this request answers: a second one with the key waits, then gets this run (or,
+    // after a refusal, starts its own), so simultaneous retries never start two.
+    const claim = await deps.runs.claimIdempotencyKey(runtime.name, key);
+    if ('existing' in claim) return context.json(runResponse(claim.existing), 200);
     try {
-      await Promise.race([admission, running]);
-    } catch (error) {
-      // Nothing ran: a retry with the same Idempotency-Key starts a new run, and a conversation
-      // made for this run (still empty, named by no answer) goes again.
-      deps.runs.releaseIdempotencyKey(run);
-      if (resolved.created && store.getSession(session.id)?.messageCount === 0)
-        await store.deleteSession(session.id).catch(() => false);
-      throw error;
+      return await startRun(context, deps, { body, prompt, key });
+    } finally {
+      claim.release();
     }
-    running.catch(() => {});
-    return context.json(runResponse(run), 202);
   });
 
   app.get('/v1/runs/:id', (context) => {
@@ -235,4 +127,131 @@ export function registerRunRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps): voi
     if (run.status === 'running') run.controller.abort(new Error('stopped by /v1/runs/:id/stop'));
     return context.json({ ...runResponse(run), stopping: run.status === 'running' });
   });
+}
+
+/**
+ * Starts a run: its conversation, the run record (under `key` when given) and the turn or command,
+ * answering 202 once the turn has started or the command answered, or the refusal before that.
+ */
+async function startRun(
+  context: Context<GatewayEnv>,
+  deps: GatewayDeps,
+  input: { body: v.InferOutput<typeof RunRequestSchema>; prompt: string; key?: string },
+): Promise<Response> {
+  const { body, prompt, key } = input;
+  const runtime = context.get('runtime');
+  deps.turns.assertAdmitting();
+  const store = await storeOf(context);
+  const resolved =
+    body.session_id !== undefined
+      ? { session: requireSessionRow(store, body.session_id), created: false }
+      : await resolveApiSession(context, store, []);
+  const { session } = resolved;
+  const run = deps.runs.create({
+    profile: runtime.name,
+    sessionId: session.id,
+    ...(key !== undefined ? { idempotencyKey: key } : {}),
+  });
+  const emit = (event: string, data: unknown) =>
+    deps.runs.emit(run, event, { ...(data as Record<string, unknown>), run_id: run.id });
+  // The 202 waits for the turn to start (its lease taken, the message stored) or for a command
+  // to answer, so a refusal before that (a busy session, no model) is answered as what it is,
+  // as `wait: false` chat does, instead of as a run that failed at once.
+  let admitted = false;
+  let admit: () => void = () => {};
+  const admission = new Promise<void>((resolve) => {
+    admit = () => {
+      admitted = true;
+      resolve();
+    };
+  });
+  const renderEvent = createChatEventRenderer(emit);
+
+  const execute = async () => {
+    try {
+      const reply = await deps.slash.handle({ runtime, sessionId: session.id, message: prompt });
+      if (reply) {
+        admit();
+        run.output = reply.text;
+        run.runtime = commandRuntime(reply.command);
+        emit('assistant.completed', { content: reply.text, message_id: null });
+        emit('run.completed', {
+          session_id: session.id,
+          message_id: null,
+          status: 'completed',
+          command: reply.command,
+          final_response: reply.text,
+          messages: [],
+          usage: null,
+          runtime: run.runtime,
+        });
+        deps.runs.finish(run, 'completed');
+        return;
+      }
+      const outcome = await deps.runTurn({
+        runtime,
+        sessionId: session.id,
+        message: prompt,
+        kind: 'run',
+        runId: run.id,
+        signal: run.controller.signal,
+        onEvent: (event) => {
+          if (event.type === 'run.started') admit();
+          renderEvent(event);
+        },
+        ephemeralSystemNote: body.instructions ?? undefined,
+      });
+      const { result } = outcome;
+      run.output = result.finalResponse;
+      run.usage = usageResponse(result.usage);
+      run.messages = outcome.messages;
+      run.error = result.error ?? null;
+      run.runtime = turnRuntime(outcome);
+      const status = runStatusOf(result);
+      emit(`run.${status}`, {
+        session_id: result.sessionId,
+        message_id: outcome.messageId,
+        status,
+        // The chat stream's names: the answer on completion, what was said when cancelled.
+        ...(status === 'completed'
+          ? { final_response: result.finalResponse, exit_reason: result.exitReason }
+          : {}),
+        ...(status === 'cancelled' ? { partial_response: result.finalResponse } : {}),
+        ...(status === 'failed' ? { error: result.error } : {}),
+        messages: outcome.messages,
+        usage: run.usage,
+        runtime: run.runtime,
+      });
+      deps.runs.finish(run, status);
+    } catch (error) {
+      const failure = streamedFailure(error, deps.logger, 'run failed', { run: run.id });
+      run.error = { code: failure.code, message: failure.message };
+      emit('error', errorBody(failure));
+      // Refused before it ran (a busy session, no model): no turn, so no runtime.
+      emit('run.failed', {
+        session_id: session.id,
+        message_id: null,
+        status: 'failed',
+        error: run.error,
+        messages: [],
+        usage: null,
+        runtime: null,
+      });
+      deps.runs.finish(run, 'failed');
+      if (!admitted) throw failure;
+    }
+  };
+  const running = execute();
+  try {
+    await Promise.race([admission, running]);
+  } catch (error) {
+    // Nothing ran: a retry with the same Idempotency-Key starts a new run, and a conversation
+    // made for this run (still empty, named by no answer) goes again.
+    deps.runs.releaseIdempotencyKey(run);
+    if (resolved.created && store.getSession(session.id)?.messageCount === 0)
+      await store.deleteSession(session.id).catch(() => false);
+    throw error;
+  }
+  running.catch(() => {});
+  return context.json(runResponse(run), 202);
 }

@@ -89,6 +89,28 @@ describe('auth, limits and errors', () => {
       },
     });
   });
+  it('answers a known route asked with another method 405 with Allow, under a profile prefix too, and changes nothing', async () => {
+    const gateway = await startGateway();
+    const wrong = await gateway.json('/v1/chat/completions');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(wrong.body).toEqual({
+      error: {
+        message: 'GET is not allowed on /v1/chat/completions (allowed: POST)',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'method_not_allowed',
+      },
+    });
+    const sessions = await gateway.json('/api/sessions', { method: 'PUT', json: { title: 'x' } });
+    expect(sessions.status).toBe(405);
+    expect(sessions.headers.get('allow')).toBe('GET, POST, HEAD');
+    const session = await gateway.json('/p/default/api/sessions/some-id', { method: 'POST' });
+    expect(session.status).toBe(405);
+    expect(session.headers.get('allow')).toBe('GET, PATCH, DELETE, HEAD');
+    expect((await gateway.json('/v1/runs/abc/nothing', { method: 'POST' })).status).toBe(404);
+    expect((await gateway.json<{ data: unknown[] }>('/api/sessions')).body.data).toEqual([]);
+  });
 });
 
 describe('information routes', () => {

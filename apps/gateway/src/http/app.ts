@@ -9,6 +9,7 @@ import {
   transportFamilyForPeer,
 } from '@hermes/browser-broker';
 import { type Context, Hono } from 'hono';
+import { TrieRouter } from 'hono/router/trie-router';
 import { profileApiKey, servedProfile } from '../runtime/profiles.js';
 import { assertDeclaredLength } from './body.js';
 import { errorBody, HttpError, httpErrors, renderHttpError } from './errors.js';
@@ -192,17 +193,46 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       500,
     );
   });
-  app.notFound((context) =>
-    context.json(
-      errorBody({
-        status: 404,
-        code: 'not_found',
-        message: `No route for ${context.req.method} ${context.req.path}`,
-      }),
+  const allowedMethods = routeMethods(api);
+  app.notFound((context) => {
+    const { method, path } = context.req;
+    const allowed = allowedMethods(context.get('routedPath') ?? path);
+    if (allowed.length > 0) {
+      context.header('Allow', allowed.join(', '));
+      return context.json(
+        errorBody({
+          status: 405,
+          code: 'method_not_allowed',
+          message: `${method} is not allowed on ${path} (allowed: ${allowed.join(', ')})`,
+        }),
+        405,
+      );
+    }
+    return context.json(
+      errorBody({ status: 404, code: 'not_found', message: `No route for ${method} ${path}` }),
       404,
-    ),
-  );
+    );
+  });
   app.route('/', api);
   app.route('/p/:profile', api);
   return app;
+}
+
+/**
+ * The methods `app`'s routes answer on a path (its middleware, registered for every method, left
+ * out), so a known path asked with another method is answered 405 with `Allow` rather than 404.
+ */
+function routeMethods(app: Hono<GatewayEnv>): (path: string) => string[] {
+  const router = new TrieRouter<string>();
+  const methods = new Set<string>();
+  for (const route of app.routes) {
+    if (route.method === 'ALL') continue;
+    router.add(route.method, route.path, route.method);
+    methods.add(route.method);
+  }
+  return (path) => {
+    const allowed = [...methods].filter((method) => router.match(method, path)[0].length > 0);
+    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+    return allowed;
+  };
 }

@@ -27,6 +27,30 @@ describe('hermes config', () => {
     expect((await runCli(['config', 'get', 'toolsets'], { env })).stdout).toBe('- file\n- todo\n');
   });
 
+  it('changes the model with `config set model <id>`, keeping its provider, base URL and key, and never replaces another section with a value', async () => {
+    const { env, home } = await testHome();
+    const file = path.join(home, 'config.yaml');
+    await writeFile(
+      file,
+      'model:\n  default: old-model\n  base_url: http://127.0.0.1:8080/v1\n  api_key: sk-local-key\n',
+    );
+    const set = await runCli(['config', 'set', 'model', 'new-model'], { env });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toBe(`Set model.default in ${file}\n`);
+    expect(parseJson(await runCli(['config', 'get', 'model', '--json'], { env }))).toMatchObject({
+      value: { default: 'new-model', base_url: 'http://127.0.0.1:8080/v1' },
+    });
+    const gateway = await runCli(['config', 'set', 'gateway.loop_watchdog', 'true'], { env });
+    expect(gateway.code).toBe(0);
+    const kept = await readFile(file, 'utf8');
+    const wiped = await runCli(['config', 'set', 'gateway', 'off'], { env });
+    expect(wiped.code).toBe(EXIT.usage);
+    expect(wiped.stderr).toContain(
+      'cannot set gateway to a value: it is a section of 1 key(s); set one of them, e.g. gateway.loop_watchdog',
+    );
+    expect(await readFile(file, 'utf8')).toBe(kept);
+  });
+
   it('routes environment names to .env (0600) and masks secrets unless --reveal', async () => {
     const { env, home } = await testHome();
     const set = await runCli(['config', 'set', 'OPENAI_API_KEY', 'sk-secret-value-123'], { env });

@@ -12,7 +12,12 @@ import {
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_BACKUP_COUNT, readConfigData, setConfigValue } from './config-file.js';
+import {
+  CONFIG_BACKUP_COUNT,
+  configSetKey,
+  readConfigData,
+  setConfigValue,
+} from './config-file.js';
 import { HermesConfigError } from './errors.js';
 import { loadConfig } from './load-config.js';
 
@@ -54,6 +59,41 @@ describe('setConfigValue', () => {
     setConfigValue('model.default', 'second-model', dir);
     expect(statSync(path.join(dir, 'config.yaml')).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('sets the model id for `model <id>` when model is a section, keeping its provider, base URL and key', async () => {
+    const dir = await home(
+      'model:\n  default: old-model\n  base_url: http://127.0.0.1:8080/v1\n  api_key: sk-local\n',
+    );
+    expect(configSetKey('model', 'new-model', dir)).toBe('model.default');
+    setConfigValue('model', 'new-model', dir);
+    expect(readConfigData(dir).model).toEqual({
+      default: 'new-model',
+      base_url: 'http://127.0.0.1:8080/v1',
+      api_key: 'sk-local',
+    });
+    // A mapping given whole replaces it; a scalar model stays a scalar.
+    setConfigValue('model', { default: 'whole' }, dir);
+    expect(readConfigData(dir).model).toEqual({ default: 'whole' });
+    const scalar = await home('model: plain\n');
+    expect(configSetKey('model', 'other', scalar)).toBe('model');
+    setConfigValue('model', 'other', scalar);
+    expect(readConfigData(scalar).model).toBe('other');
+  });
+
+  it('refuses to replace another section with a value, naming a key to set instead, and writes nothing', async () => {
+    const dir = await home('gateway:\n  loop_watchdog: true\n  loop_watchdog_max_strikes: 3\n');
+    const before = readFileSync(path.join(dir, 'config.yaml'), 'utf8');
+    expect(() => setConfigValue('gateway', 5, dir)).toThrow(
+      /cannot set gateway to a value: it is a section of 2 key\(s\); set one of them, e\.g\. gateway\.loop_watchdog$/,
+    );
+    expect(() => configSetKey('gateway', 'x', dir)).toThrow(/cannot set gateway to a value/);
+    expect(readFileSync(path.join(dir, 'config.yaml'), 'utf8')).toBe(before);
+    expect(existsSync(path.join(dir, 'config.yaml.bak.1'))).toBe(false);
+    // An empty section, or a mapping value, may be set.
+    const empty = await home('gateway: {}\n');
+    setConfigValue('gateway', 'x', empty);
+    expect(readConfigData(empty).gateway).toBe('x');
   });
 
   it(`keeps a ring of ${CONFIG_BACKUP_COUNT} backups, newest first`, async () => {

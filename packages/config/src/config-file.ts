@@ -203,17 +203,51 @@ export function parseConfigKey(key: string): string[] {
   return segments;
 }
 
+function isPlainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Where `setConfigValue(key, value)` writes, as path segments. `model` set to a value while
+ * `model` is a section means the model id (`model.default`): `hermes config set model <id>`
+ * changes the model and keeps its provider, base URL and key. Any other section asked to
+ * become a value is refused — that would drop every key under it.
+ */
+function setTarget(document: Document, file: string, key: string, value: unknown): string[] {
+  const segments = parseConfigKey(key);
+  const node = document.getIn(segments, true);
+  if (!isMap(node) || node.items.length === 0 || isPlainObject(value)) return segments;
+  if (segments.length === 1 && segments[0] === 'model') return ['model', 'default'];
+  const first = node.items[0]?.key;
+  const example = `${key}.${isScalar(first) ? String(first.value) : '<name>'}`;
+  throw new HermesConfigError({
+    code: 'invalid_config_key',
+    message: `${file}: cannot set ${key} to a value: it is a section of ${node.items.length} key(s); set one of them, e.g. ${example}`,
+  });
+}
+
+/**
+ * The dotted key `setConfigValue(key, value, home)` would write: `key` itself, or `model.default`
+ * for a model id given as `model` while `model` is a section. Throws what `setConfigValue` would.
+ */
+export function configSetKey(key: string, value: unknown, home: string = getHermesHome()): string {
+  const { document, file } = readConfigDocument(home);
+  return setTarget(document, file, key, value).join('.');
+}
+
 /**
  * Sets one dotted key in `<home>/config.yaml` and writes it back atomically. Other keys,
- * comments and unknown sections are kept. Refuses to descend through a non-mapping value.
+ * comments and unknown sections are kept. Refuses to descend through a non-mapping value, and to
+ * replace a section with a value — except `model`, whose value is then the model id
+ * (`model.default`; see `configSetKey`).
  */
 export function setConfigValue(
   key: string,
   value: unknown,
   home: string = getHermesHome(),
 ): string {
-  const segments = parseConfigKey(key);
   const { document, file } = readConfigDocument(home);
+  const segments = setTarget(document, file, key, value);
   for (let depth = 1; depth < segments.length; depth++) {
     const prefix = segments.slice(0, depth);
     const node = document.getIn(prefix, true);

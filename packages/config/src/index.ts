@@ -32,6 +32,7 @@ export {
   CONFIG_BACKUP_COUNT,
   CONFIG_FILE_NAME,
   type ConfigDocument,
+  configSetKey,
   getConfigPath,
   parseConfigKey,
   parseConfigText,

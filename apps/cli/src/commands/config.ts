@@ -5,6 +5,7 @@ import {
   getConfigPath,
   getEnvFilePath,
   loadConfig,
+  configSetKey,
   parseConfigKey,
   readConfigData,
   readEnvFile,
@@ -136,6 +137,8 @@ export async function configSet(
     return EXIT.ok;
   }
   const value = parseValue(raw);
+  // `model <id>` sets `model.default` when model is a section: say which key was written.
+  const target = configSetKey(key, value, context.home);
   const file = setConfigValue(key, value, context.home);
   const head = parseConfigKey(key)[0] ?? key;
   const warnings = loadConfig({ home: context.home }).warnings.filter((warning) =>
@@ -143,8 +146,8 @@ export async function configSet(
   );
   if (output.json) {
     output.printJson({
-      key,
-      value: maskSecrets(value, parseConfigKey(key).at(-1)),
+      key: target,
+      value: maskSecrets(value, parseConfigKey(target).at(-1)),
       file,
       warnings,
     });
@@ -152,7 +155,7 @@ export async function configSet(
     for (const warning of warnings) output.warn(warning);
     return warnings.length > 0 ? EXIT.failure : EXIT.ok;
   }
-  output.line(`Set ${key} in ${file}`);
+  output.line(`Set ${target} in ${file}`);
   for (const warning of warnings) output.warn(warning);
   if (SECRET_NAME.test(key)) {
     output.note(

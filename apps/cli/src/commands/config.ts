@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
+  configSetKey,
   getConfigPath,
   getEnvFilePath,
   loadConfig,
-  configSetKey,
   parseConfigKey,
   readConfigData,
   readEnvFile,

@@ -25,6 +25,8 @@ class FakePlatform {
     retryable: true,
   };
   connectDelayMs = 0;
+  /** Connects that succeed and then drop at once (the adapter reports a fatal in the same turn). */
+  dropsRightAfterConnect = 0;
   readonly connects: boolean[] = [];
   readonly adapters: FakeAdapter[] = [];
   constructor(readonly name: string) {}
@@ -49,7 +51,15 @@ class FakeAdapter implements PlatformAdapter {
     this.remote.connects.push(options.isReconnect);
     if (this.remote.connectDelayMs > 0)
       await new Promise((resolve) => setTimeout(resolve, this.remote.connectDelayMs));
-    if (this.remote.up) return true;
+    if (this.remote.up) {
+      if (this.remote.dropsRightAfterConnect > 0) {
+        this.remote.dropsRightAfterConnect -= 1;
+        queueMicrotask(() =>
+          this.fail({ code: 'network_error', message: 'dropped at once', retryable: true }),
+        );
+      }
+      return true;
+    }
     this.fatalError = this.remote.fatalOnConnect;
     return false;
   }
@@ -189,6 +199,69 @@ describe('platform fleet', () => {
       state: 'connected',
       reconnects: 1,
     });
+    await fleet.stop();
+  });
+
+  it('a platform that reconnects and fails again at once goes back to the watcher, and the gateway is not told to exit', async () => {
+    const telegram = new FakePlatform('telegram');
+    const webhook = new FakePlatform('webhook');
+    let dropOnConnected = 0;
+    const lost: string[] = [];
+    const { fleet } = setup([telegram, webhook], {
+      // A failure found by the first thing done with a fresh connection (the redelivery the
+      // gateway runs on connect): the adapter reports fatal while it is being installed.
+      onConnected: (platform, adapter, info) => {
+        if (platform !== 'telegram' || !info.isReconnect || dropOnConnected === 0) return;
+        dropOnConnected -= 1;
+        (adapter as FakeAdapter).fail({ code: 'network_error', message: 'drop', retryable: true });
+      },
+      onPlatformLost: (event) => lost.push(event.platform),
+    });
+    await fleet.start();
+    telegram.up = false;
+    (fleet.adapter('telegram') as FakeAdapter).fail({
+      code: 'network_error',
+      message: 'down',
+      retryable: true,
+    });
+    await until(() => fleet.queue.has('telegram'));
+    dropOnConnected = 1;
+    telegram.up = true;
+    await until(() => dropOnConnected === 0, 10_000);
+    // Still the watcher's: queued again, or already reconnected by it — never neither.
+    await until(() => fleet.adapter('telegram') !== undefined, 10_000);
+    expect(lost).toEqual([]);
+    expect(fleet.status().find((s) => s.platform === 'telegram')).toMatchObject({
+      state: 'connected',
+      reconnects: 2,
+    });
+    await fleet.stop();
+  });
+
+  it('an adapter that drops in the same turn its reconnect succeeds is never installed dead; the watcher retries it', async () => {
+    const telegram = new FakePlatform('telegram');
+    const webhook = new FakePlatform('webhook');
+    const { fleet, lost } = setup([telegram, webhook]);
+    await fleet.start();
+    telegram.up = false;
+    (fleet.adapter('telegram') as FakeAdapter).fail({
+      code: 'network_error',
+      message: 'down',
+      retryable: true,
+    });
+    await until(() => fleet.queue.has('telegram'));
+    const before = telegram.adapters.length;
+    telegram.dropsRightAfterConnect = 1;
+    telegram.up = true;
+    await until(() => telegram.dropsRightAfterConnect === 0, 10_000);
+    const dropped = telegram.adapters[before] as FakeAdapter;
+    await until(
+      () => fleet.adapter('telegram') !== undefined && fleet.adapter('telegram') !== dropped,
+      10_000,
+    );
+    expect(dropped.disconnected).toBe(true);
+    expect(lost).toEqual([]);
+    expect(fleet.status().find((s) => s.platform === 'telegram')?.state).toBe('connected');
     await fleet.stop();
   });
 

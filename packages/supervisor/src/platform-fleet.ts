@@ -215,6 +215,10 @@ export function createPlatformFleet<TConfig>(
 
   const install = (platform: string, adapter: PlatformAdapter, isReconnect: boolean) => {
     installed.set(platform, adapter);
+    // Leave the queue as the adapter goes live (reference: publish, then remove the entry), so a
+    // fatal from here on queues the platform afresh instead of finding the old entry — which the
+    // watcher is about to drop — and leaving the platform neither connected nor queued.
+    if (isReconnect) queue.remove(platform);
     const entry = slot(platform);
     entry.state = 'connected';
     entry.error = undefined;
@@ -226,15 +230,26 @@ export function createPlatformFleet<TConfig>(
     }
   };
 
+  // A fatal reported before the adapter is installed (while its connect is still settling) would be
+  // ignored as stale; it is kept here so a connect that then resolves true counts as failed.
+  const reportedBeforeInstall = new WeakMap<PlatformAdapter, AdapterFatalError>();
   const build = (platform: string, config: TConfig): PlatformAdapter | undefined => {
     let adapter: PlatformAdapter | undefined;
     adapter = options.createAdapter(platform, config, {
       reportFatal: (error) => {
-        if (adapter) handleFatal(platform, adapter, error);
+        if (!adapter) return;
+        if (installed.get(platform) !== adapter && !reportedBeforeInstall.has(adapter))
+          reportedBeforeInstall.set(adapter, error);
+        handleFatal(platform, adapter, error);
       },
     });
     return adapter;
   };
+  /** True connects whose adapter already reported a fatal error are failures. */
+  const connectedAlive = (ok: boolean, adapter: PlatformAdapter) =>
+    ok && !reportedBeforeInstall.has(adapter);
+  const failureOf = (adapter: PlatformAdapter) =>
+    reportedBeforeInstall.get(adapter) ?? adapter.fatalError;
 
   const keeper: ReconnectWatcherKeeper = createReconnectWatcherKeeper({
     watcher: createReconnectWatcher({
@@ -299,11 +314,11 @@ export function createPlatformFleet<TConfig>(
         signal: AbortSignal.any([signal, lifetime.signal]),
         scale,
       });
-      if (ok && running) {
+      if (connectedAlive(ok, adapter) && running) {
         install(platform, adapter, true);
         return { status: 'connected' };
       }
-      const fatal = adapter.fatalError;
+      const fatal = failureOf(adapter);
       await dispose(adapter);
       if (!running) return { status: 'retry', error: 'gateway stopping' };
       if (fatal && !fatal.retryable) {
@@ -409,11 +424,11 @@ export function createPlatformFleet<TConfig>(
         signal: lifetime.signal,
         scale,
       });
-      if (ok) {
+      if (connectedAlive(ok, adapter)) {
         install(platform, adapter, false);
         return { platform, outcome: 'connected' };
       }
-      failure = adapter.fatalError ?? {
+      failure = failureOf(adapter) ?? {
         code: 'connect_failed',
         message: `${platform} failed to connect`,
         retryable: true,

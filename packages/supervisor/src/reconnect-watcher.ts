@@ -79,7 +79,9 @@ export function createReconnectWatcher<TConfig>(
       return;
     }
     if (result.status === 'retry') queue.recordFailure(platform, attempt, result.error);
-    else queue.remove(platform);
+    // Only the entry this attempt served: a platform that connected and failed again at once was
+    // queued afresh by its owner, and that new entry is the watcher's next job, not garbage.
+    else if (queue.get(platform) === entry) queue.remove(platform);
   };
 
   return async (signal) => {

@@ -377,6 +377,69 @@ describe('startControlServer', () => {
     expect(await readFile(second.bindPath, 'utf8')).toBe('someone else');
   });
 
+  it('closing an old server leaves the socket of a successor process that has since bound the same path', async () => {
+    const home = await tempHome();
+    const old = await startServer({ home: home.path });
+    // The successor found the path free (the old node was removed: a takeover, a cleanup).
+    await rm(old.bindPath);
+    const successor = await spawnProcess({
+      command: process.execPath,
+      args: [
+        '--conditions=@hermes/source',
+        '--import',
+        'tsx',
+        path.join(here, 'test-fixtures', 'exit-after-start.ts'),
+        home.path,
+      ],
+      cwd: path.resolve(here, '..'),
+      readyLine: /holding=\{.*\}/,
+    });
+    onTestFinished(async () => {
+      successor.kill('SIGUSR2');
+      await successor.exited;
+    });
+    expect((await identifyGateway(home.path))?.pid).toBe(successor.pid);
+    await old.close();
+    old.cleanupFilesSync();
+    expect(statSync(old.bindPath).isSocket()).toBe(true);
+    expect((await identifyGateway(home.path))?.pid).toBe(successor.pid);
+  });
+
+  it('closing an old server in the same process leaves a successor server on the same path reachable, then the successor removes its own socket', async () => {
+    const home = await tempHome();
+    const old = await startServer({ home: home.path, handlers: { who: () => ({ n: 1 }) } });
+    await rm(old.bindPath);
+    const successor = await startServer({ home: home.path, handlers: { who: () => ({ n: 2 }) } });
+    await old.close();
+    expect(await queryControlSocket(home.path, 'who')).toEqual({ n: 2 });
+    await successor.close();
+    expect(await fileExists(successor.bindPath)).toBe(false);
+  });
+
+  it('closing an old server leaves the pointer file and socket of a successor for the same deep home', async () => {
+    const root = await tempHome();
+    const home = path.join(root.path, 'd'.repeat(60), 'e'.repeat(60));
+    await mkdir(home, { recursive: true });
+    const old = await startServer({ home, handlers: { who: () => ({ n: 1 }) } });
+    await rm(old.bindPath);
+    const successor = await startServer({ home, handlers: { who: () => ({ n: 2 }) } });
+    expect(successor.bindPath).toBe(old.bindPath);
+    await old.close();
+    expect(await queryControlSocket(home, 'who')).toEqual({ n: 2 });
+    await successor.close();
+    expect(await fileExists(path.join(home, SOCKET_POINTER_FILE_NAME))).toBe(false);
+    expect(await fileExists(successor.bindPath)).toBe(false);
+  });
+
+  it('leaves no private bind name behind in the socket directory', async () => {
+    const home = await tempHome();
+    const server = await startServer({ home: home.path });
+    const { readdir } = await import('node:fs/promises');
+    expect((await readdir(home.path)).filter((name) => name !== 'gateway.sock')).toEqual([]);
+    await server.close();
+    expect(await readdir(home.path)).toEqual([]);
+  });
+
   it('replaces a file planted at the bind path', async () => {
     const home = await tempHome();
     const bindPath = path.join(home.path, SOCKET_FILE_NAME);

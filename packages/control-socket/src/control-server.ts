@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
-import { chmod, lstat, readFile, rm } from 'node:fs/promises';
+import { chmod, link, lstat, readFile, rename, rm } from 'node:fs/promises';
 import net from 'node:net';
+import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { getProcessHermesHome, writeFileAtomic } from '@hermes/config';
 import {
@@ -16,7 +18,11 @@ import { createDefaultVerbHandlers, type DefaultVerbOptions } from './default-ve
 import { ControlSocketError } from './errors.js';
 import { type ControlSocketLogger, silentLogger } from './logger.js';
 import { type AbandonSlot, dispatchWithSlot } from './request-dispatch.js';
-import { resolveServerSocketPath, type SocketPathOptions } from './socket-path.js';
+import {
+  fitsSocketPathLimit,
+  resolveServerSocketPath,
+  type SocketPathOptions,
+} from './socket-path.js';
 import { type VerbHandler, VerbRegistry } from './verb-registry.js';
 
 export interface ControlServerOptions extends SocketPathOptions, DefaultVerbOptions {
@@ -36,8 +42,8 @@ export interface ControlServerOptions extends SocketPathOptions, DefaultVerbOpti
   readonly handlerTimeoutMs?: number;
   readonly logger?: ControlSocketLogger;
   /**
-   * Called synchronously the moment the socket listens, before anything else runs. The gateway
-   * uses it for wiring; tests use it to check the socket was never open to others.
+   * Called synchronously the moment the socket is reachable at its path, before anything else
+   * runs. The gateway uses it for wiring; tests use it to check the socket was never open to others.
    */
   readonly onListening?: (bindPath: string) => void;
   /** Remove the socket and pointer file on process exit (default true). */
@@ -153,16 +159,21 @@ async function listen(input: ListenInput) {
         message: 'the control socket must be started on the main thread (umask is process-wide)',
       });
     }
-    if (await exists(bindPath)) {
-      if (await somebodyAnswers(bindPath, readTimeoutMs)) {
-        throw new ControlSocketError({
-          code: 'socket_in_use',
-          message: `another process is answering on ${bindPath}`,
-        });
-      }
-      await rm(bindPath, { force: true });
+    // The socket is bound at a private name and linked onto its path, so the path can be longer
+    // than a bind would take: refuse here what a client could never connect to.
+    if (!fitsSocketPathLimit(bindPath)) {
+      throw new ControlSocketError({
+        code: 'bind_failed',
+        message: `cannot listen on ${bindPath}: the path is longer than a socket path may be`,
+      });
     }
+    if (await exists(bindPath)) await refuseLiveListener(bindPath, readTimeoutMs);
   }
+  // libuv unlinks a Unix socket's bind path when its server closes — by name, whoever's node is
+  // there by then. Binding at a private name nobody else uses and publishing the node under the
+  // public path with link(2) leaves that unlink harmless: a successor that has since bound the
+  // public path keeps its socket when this server closes.
+  const listenPath = windows ? bindPath : privateBindPath(bindPath);
 
   const connections = new Set<net.Socket>();
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
@@ -184,12 +195,6 @@ async function listen(input: ListenInput) {
     server.once('error', onError);
     server.once('listening', () => {
       server.removeListener('error', onError);
-      try {
-        options.onListening?.(bindPath);
-      } catch (error) {
-        // A throw inside an event listener would crash the gateway; the hook is advisory.
-        logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
-      }
       resolve();
     });
     if (windows) {
@@ -200,7 +205,7 @@ async function listen(input: ListenInput) {
     // and is restored before any other JavaScript runs; the window is a few microseconds.
     const previousUmask = process.umask(0o177);
     try {
-      server.listen(bindPath);
+      server.listen(listenPath);
     } finally {
       process.umask(previousUmask);
     }
@@ -210,25 +215,41 @@ async function listen(input: ListenInput) {
 
   let identity: SocketNodeIdentity | null = null;
   if (!windows) {
-    await chmod(bindPath, 0o600).catch(() => {});
-    identity = await lstat(bindPath).then(
-      (stats) => ({ dev: stats.dev, ino: stats.ino }),
-      () => null,
-    );
+    try {
+      await chmod(listenPath, 0o600).catch(() => {});
+      const stats = await lstat(listenPath);
+      identity = { dev: stats.dev, ino: stats.ino };
+      await publish(listenPath, bindPath, readTimeoutMs);
+    } catch (error) {
+      await closeServer(server, connections);
+      await rm(listenPath, { force: true }).catch(() => {});
+      throw error;
+    }
+  }
+  try {
+    options.onListening?.(bindPath);
+  } catch (error) {
+    // The hook is advisory: a throw from it must not fail the start.
+    logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
   }
 
   return {
-    close: () => closeServer(server, connections),
+    close: async () => {
+      await closeServer(server, connections);
+      if (!windows) await removeOwnSocket(bindPath, identity);
+    },
     toControlServer(home: string, pointerFile: string | null): ControlServer {
+      // The pointer names the socket path, which a successor for the same home binds too: it is
+      // ours to remove only while that path is not somebody else's socket.
       const cleanupFilesSync = () => {
         if (windows) return;
-        removeOwnSocketSync(bindPath, identity);
-        if (pointerFile !== null) removePointerSync(pointerFile, bindPath);
+        const ours = removeOwnSocketSync(bindPath, identity);
+        if (pointerFile !== null && ours) removePointerSync(pointerFile, bindPath);
       };
       const cleanupFiles = async () => {
         if (windows) return;
-        await removeOwnSocket(bindPath, identity);
-        if (pointerFile !== null) await removePointer(pointerFile, bindPath);
+        const ours = await removeOwnSocket(bindPath, identity);
+        if (pointerFile !== null && ours) await removePointer(pointerFile, bindPath);
       };
       const cleanupOnExit = options.cleanupOnExit ?? true;
       if (cleanupOnExit) process.once('exit', cleanupFilesSync);
@@ -272,16 +293,69 @@ function isSameNode(
   stats: { dev: number; ino: number },
   identity: SocketNodeIdentity | null,
 ): boolean {
-  return identity === null || (stats.dev === identity.dev && stats.ino === identity.ino);
+  // Fail closed: a node we could not identify at bind time is never assumed to be ours.
+  return identity !== null && stats.dev === identity.dev && stats.ino === identity.ino;
 }
 
-/** Removes the socket only if it is still the node we bound (a successor may have replaced it). */
-async function removeOwnSocket(bindPath: string, identity: SocketNodeIdentity | null) {
-  try {
-    if (isSameNode(await lstat(bindPath), identity)) await rm(bindPath, { force: true });
-  } catch {
-    // Already gone.
+/** `<dir>/.gw-<8 hex>`: never longer than the public name (`gateway.sock`, `hermes-gw-….sock`). */
+function privateBindPath(bindPath: string): string {
+  return path.join(path.dirname(bindPath), `.gw-${randomBytes(4).toString('hex')}`);
+}
+
+/** Throws `socket_in_use` when something accepts connections at `bindPath`. */
+async function refuseLiveListener(bindPath: string, timeoutMs: number): Promise<void> {
+  if (await somebodyAnswers(bindPath, timeoutMs)) {
+    throw new ControlSocketError({
+      code: 'socket_in_use',
+      message: `another process is answering on ${bindPath}`,
+    });
   }
+}
+
+/**
+ * Puts the socket bound at `privatePath` under `bindPath`. link(2) is atomic and never replaces:
+ * when the path is taken, a live listener there wins (`socket_in_use`) and a dead node or a stray
+ * file is replaced atomically with rename(2). Where a file system cannot hard-link, rename is used
+ * after the same check.
+ */
+async function publish(privatePath: string, bindPath: string, timeoutMs: number): Promise<void> {
+  try {
+    await link(privatePath, bindPath);
+    await rm(privatePath, { force: true });
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST' || (await exists(bindPath))) {
+      await refuseLiveListener(bindPath, timeoutMs);
+    }
+  }
+  try {
+    await rename(privatePath, bindPath);
+  } catch (error) {
+    throw new ControlSocketError({
+      code: 'bind_failed',
+      message: `cannot listen on ${bindPath}: ${(error as Error).message}`,
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Removes the socket only if it is still the node we bound (a successor may have replaced it).
+ * True when the path was ours (now removed) or is gone; false when it is somebody else's.
+ */
+async function removeOwnSocket(
+  bindPath: string,
+  identity: SocketNodeIdentity | null,
+): Promise<boolean> {
+  let stats: { dev: number; ino: number };
+  try {
+    stats = await lstat(bindPath);
+  } catch {
+    return true; // Already gone.
+  }
+  if (!isSameNode(stats, identity)) return false;
+  await rm(bindPath, { force: true }).catch(() => {});
+  return true;
 }
 
 async function removePointer(pointerFile: string, bindPath: string) {
@@ -295,12 +369,20 @@ async function removePointer(pointerFile: string, bindPath: string) {
 }
 
 /** Synchronous twin of `removeOwnSocket`, for `process.on('exit')`. */
-function removeOwnSocketSync(bindPath: string, identity: SocketNodeIdentity | null) {
+function removeOwnSocketSync(bindPath: string, identity: SocketNodeIdentity | null): boolean {
+  let stats: { dev: number; ino: number };
   try {
-    if (isSameNode(lstatSync(bindPath), identity)) rmSync(bindPath, { force: true });
+    stats = lstatSync(bindPath);
   } catch {
-    // Already gone.
+    return true; // Already gone.
   }
+  if (!isSameNode(stats, identity)) return false;
+  try {
+    rmSync(bindPath, { force: true });
+  } catch {
+    // Best effort on the way out.
+  }
+  return true;
 }
 
 function removePointerSync(pointerFile: string, bindPath: string) {

@@ -2,6 +2,7 @@ const MARKER = Symbol.for('@hermes/supervisor.error');
 
 export type SupervisorErrorCode =
   | 'invalid_watchdog_options'
+  | 'invalid_heartbeat_options'
   | 'invalid_systemd_unit'
   | 'systemctl_failed';
 

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnProcess, tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { LOOP_TICK_BYTE, messages } from './constants.js';
+import { SupervisorError } from './errors.js';
 import {
   type HeartbeatRecord,
   heartbeatFilePath,
@@ -97,6 +98,42 @@ describe('loop heartbeat and witness', () => {
       await heartbeat.stop();
     }
   });
+
+  it.each([
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    0,
+    -5,
+    // Past setTimeout's 2^31 − 1 ms Node fires after 1 ms: as tight a loop as NaN.
+    3_000_000,
+  ])(
+    'refuses interval %s with invalid_heartbeat_options instead of writing in a tight loop',
+    async (intervalS) => {
+      const home = await tempHome();
+      const started = startLoopHeartbeat({ home: home.path, intervalS });
+      const failure = await started.then(
+        async (heartbeat) => {
+          // Without the check: count the writes a 100 ms window holds, then stop the loop.
+          let writes = 0;
+          const deadline = performance.now() + 100;
+          while (performance.now() < deadline) {
+            await Promise.race([
+              heartbeat.nextWrite(),
+              new Promise((resolve) => setTimeout(resolve, 20)),
+            ]);
+            writes += 1;
+          }
+          await heartbeat.stop();
+          return new Error(`started and wrote ~${writes} times in 100 ms`);
+        },
+        (error: unknown) => error,
+      );
+      expect(SupervisorError.isInstance(failure) && failure.code).toBe('invalid_heartbeat_options');
+      expect((failure as Error).message).toMatch(/intervalS/);
+      expect(existsSync(heartbeatFilePath(home.path))).toBe(false);
+    },
+  );
 
   it('unlinks stale witness nodes of dead processes and its own node on stop', async () => {
     const home = await tempHome();

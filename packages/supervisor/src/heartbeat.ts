@@ -12,6 +12,7 @@ import {
   LOOP_TICK_SOCKET_SUFFIX,
   messages,
 } from './constants.js';
+import { SupervisorError } from './errors.js';
 
 /** Unix socket paths longer than this do not fit `sun_path` on every platform. */
 const MAX_SOCKET_PATH_BYTES = 100;
@@ -145,6 +146,26 @@ async function startWitness(options: {
   }
 }
 
+/** setTimeout's longest delay; Node turns anything longer (and NaN) into 1 ms. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * The interval in ms: the floor (1 s) lifts a small positive value; a value that is not a finite
+ * positive number of seconds, or is too long for a timer, is refused — each would have become a
+ * 1 ms timer, a tight loop of synchronous-fsync writes.
+ */
+function heartbeatIntervalMs(intervalS: number | undefined): number {
+  const seconds = intervalS ?? DEFAULT_HEARTBEAT_INTERVAL_S;
+  const milliseconds = Math.max(HEARTBEAT_INTERVAL_FLOOR_S, seconds) * 1000;
+  if (typeof seconds !== 'number' || !(seconds > 0) || !(milliseconds <= MAX_TIMER_DELAY_MS)) {
+    throw new SupervisorError({
+      code: 'invalid_heartbeat_options',
+      message: `heartbeat option intervalS must be a finite number of seconds > 0 and ≤ ${Math.floor(MAX_TIMER_DELAY_MS / 1000)}, got ${String(intervalS)}`,
+    });
+  }
+  return milliseconds;
+}
+
 /**
  * Starts the heartbeat: writes `state/gateway.heartbeat` at once and then every interval, each write
  * off the event loop (libuv thread pool) but awaited, one at a time — an inline fsync can stall for
@@ -152,8 +173,7 @@ async function startWitness(options: {
  * witness is armed (awaited) before the first write publishes it.
  */
 export async function startLoopHeartbeat(options: LoopHeartbeatOptions): Promise<LoopHeartbeat> {
-  const intervalMs =
-    Math.max(HEARTBEAT_INTERVAL_FLOOR_S, options.intervalS ?? DEFAULT_HEARTBEAT_INTERVAL_S) * 1000;
+  const intervalMs = heartbeatIntervalMs(options.intervalS);
   const warn = options.warn ?? ((message: string) => process.stderr.write(`${message}\n`));
   const heartbeatFile = heartbeatFilePath(options.home);
   const directory = path.dirname(heartbeatFile);

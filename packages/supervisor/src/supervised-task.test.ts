@@ -141,6 +141,30 @@ describe('spawnSupervised', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
+  it('never starts the factory when the owner signal is already aborted: the task settles as aborted', async () => {
+    const clock = createManualClock();
+    const owner = new AbortController();
+    owner.abort();
+    const tasks = new Set<SupervisedTask>();
+    const seen: SupervisedTask[] = [];
+    let runs = 0;
+    const task = spawnSupervised(
+      () => {
+        runs += 1;
+      },
+      { name: 'too-late', clock, signal: owner.signal, tasks, onSpawn: (t) => seen.push(t) },
+    );
+    await task.finished;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(0);
+    expect(task.state).toBe('aborted');
+    expect(task.done).toBe(true);
+    expect(tasks.size).toBe(0);
+    // The handle callers keep is the settled one.
+    expect(seen).toEqual([task]);
+    expect(clock.sleeps).toEqual([]);
+  });
+
   it('starts every lifetime in a fresh context that does not inherit the spawner home override', async () => {
     const clock = createManualClock();
     const seen: (string | undefined)[] = [];

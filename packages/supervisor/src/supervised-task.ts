@@ -92,6 +92,9 @@ function spawnAttempt(
     isolationWarningGiven = true;
     logger.warn(messages.supervisedContextNotIsolated);
   }
+  // An owner that has already stopped gets a settled, aborted handle: the factory never runs.
+  // (An 'abort' listener added to an aborted signal never fires, so this must be checked here.)
+  if (options.signal?.aborted) return abortedBeforeStart(options.name, attempt, options.onSpawn);
   const startedAt = clock.now();
   const controller = new AbortController();
   const onOwnerAbort = () => controller.abort();
@@ -184,6 +187,27 @@ function spawnAttempt(
   options.tasks?.add(task);
   try {
     options.onSpawn?.(task);
+  } catch {
+    // An observer must not break supervision.
+  }
+  return task;
+}
+
+function abortedBeforeStart(
+  name: string,
+  attempt: number,
+  onSpawn: ((task: SupervisedTask) => void) | undefined,
+): SupervisedTask {
+  const task: SupervisedTask = {
+    name,
+    attempt,
+    finished: Promise.resolve(),
+    done: true,
+    state: 'aborted',
+    abort: () => {},
+  };
+  try {
+    onSpawn?.(task);
   } catch {
     // An observer must not break supervision.
   }

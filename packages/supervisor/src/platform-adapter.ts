@@ -75,11 +75,16 @@ export class ConnectTimeoutError extends Error {
  * Wait-or-detach: races `adapter.connect` against `timeoutS` (≤ 0 = unbounded). On timeout the
  * connect's signal is aborted and the abandoned promise gets a handler (a late rejection is never
  * unhandled); the caller gets a `ConnectTimeoutError` ("<platform> connect timed out after <t>s").
+ * A `signal` that is already aborted rejects at once with its `reason` (an `AbortError` unless one
+ * was given), and `connect` is never called.
  */
 export async function connectWithTimeout(
   adapter: PlatformAdapter,
   options: { isReconnect: boolean; timeoutS: number; signal?: AbortSignal; scale?: number },
 ): Promise<boolean> {
+  // An 'abort' listener added to an aborted signal never fires: without this the connect would run
+  // with a signal that never aborts.
+  options.signal?.throwIfAborted();
   const controller = new AbortController();
   const onOuterAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });

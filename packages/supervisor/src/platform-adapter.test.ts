@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type ConnectOptions,
+  connectWithTimeout,
+  type PlatformAdapter,
+  type SendResult,
+} from './platform-adapter.js';
+
+/** An adapter that records its connects and connects after `delayMs` unless told to give up. */
+class RecordingAdapter implements PlatformAdapter {
+  readonly platform = 'telegram';
+  readonly fatalError = undefined;
+  readonly connects: ConnectOptions[] = [];
+  constructor(readonly delayMs = 0) {}
+  async connect(options: ConnectOptions): Promise<boolean> {
+    this.connects.push(options);
+    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    return true;
+  }
+  async disconnect() {}
+  async send(): Promise<SendResult> {
+    return { success: true };
+  }
+}
+
+describe('connectWithTimeout', () => {
+  it.each([30, 0])(
+    'rejects at once with the reason of an already-aborted signal and never calls connect (timeoutS %s)',
+    async (timeoutS) => {
+      const adapter = new RecordingAdapter();
+      const reason = new Error('gateway stopping');
+      const owner = new AbortController();
+      owner.abort(reason);
+      await expect(
+        connectWithTimeout(adapter, { isReconnect: false, timeoutS, signal: owner.signal }),
+      ).rejects.toBe(reason);
+      expect(adapter.connects).toEqual([]);
+    },
+  );
+
+  it('rejects with the default AbortError when the signal was aborted without a reason', async () => {
+    const adapter = new RecordingAdapter();
+    await expect(
+      connectWithTimeout(adapter, { isReconnect: true, timeoutS: 30, signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ name: 'AbortError' });
+    expect(adapter.connects).toEqual([]);
+  });
+
+  it('connects with a live signal and passes isReconnect through', async () => {
+    const adapter = new RecordingAdapter(5);
+    const owner = new AbortController();
+    expect(
+      await connectWithTimeout(adapter, { isReconnect: true, timeoutS: 30, signal: owner.signal }),
+    ).toBe(true);
+    expect(adapter.connects.map((options) => options.isReconnect)).toEqual([true]);
+  });
+});

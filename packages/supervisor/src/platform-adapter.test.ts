@@ -14,7 +14,7 @@ class RecordingAdapter implements PlatformAdapter {
   constructor(readonly delayMs = 0) {}
   async connect(options: ConnectOptions): Promise<boolean> {
     this.connects.push(options);
-    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    await new Promise((resolve) => setTimeout(resolve, this.delayMs).unref());
     return true;
   }
   async disconnect() {}
@@ -44,6 +44,23 @@ describe('connectWithTimeout', () => {
       connectWithTimeout(adapter, { isReconnect: true, timeoutS: 30, signal: AbortSignal.abort() }),
     ).rejects.toMatchObject({ name: 'AbortError' });
     expect(adapter.connects).toEqual([]);
+  });
+
+  it('rejects at once with the reason when the signal aborts during a connect that ignores it, and aborts the connect', async () => {
+    const adapter = new RecordingAdapter(10_000);
+    const owner = new AbortController();
+    const reason = new Error('gateway stopping');
+    const connecting = connectWithTimeout(adapter, {
+      isReconnect: false,
+      timeoutS: 0,
+      signal: owner.signal,
+    });
+    const started = performance.now();
+    owner.abort(reason);
+    await expect(connecting).rejects.toBe(reason);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(adapter.connects[0]?.signal.aborted).toBe(true);
+    expect(adapter.connects[0]?.signal.reason).toBe(reason);
   });
 
   it('connects with a live signal and passes isReconnect through', async () => {

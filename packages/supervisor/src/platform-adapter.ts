@@ -76,7 +76,9 @@ export class ConnectTimeoutError extends Error {
  * connect's signal is aborted and the abandoned promise gets a handler (a late rejection is never
  * unhandled); the caller gets a `ConnectTimeoutError` ("<platform> connect timed out after <t>s").
  * A `signal` that is already aborted rejects at once with its `reason` (an `AbortError` unless one
- * was given), and `connect` is never called.
+ * was given), and `connect` is never called; one aborted during the connect is passed on to the
+ * connect's signal and rejects at once with its `reason` too — the connect is detached as on a
+ * timeout, so a connect that ignores its signal cannot hold the caller (a stopping gateway).
  */
 export async function connectWithTimeout(
   adapter: PlatformAdapter,
@@ -86,34 +88,41 @@ export async function connectWithTimeout(
   // with a signal that never aborts.
   options.signal?.throwIfAborted();
   const controller = new AbortController();
-  const onOuterAbort = () => controller.abort(options.signal?.reason);
+  let rejectAborted: (reason: unknown) => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    rejectAborted = reject;
+  });
+  const onOuterAbort = () => {
+    controller.abort(options.signal?.reason);
+    rejectAborted(options.signal?.reason);
+  };
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   const connecting = adapter.connect({
     isReconnect: options.isReconnect,
     signal: controller.signal,
   });
+  let timer: NodeJS.Timeout | undefined;
+  const racers: Promise<boolean>[] = [connecting, aborted];
+  if (options.timeoutS > 0) {
+    racers.push(
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new ConnectTimeoutError(adapter.platform, options.timeoutS)),
+          options.timeoutS * 1000 * (options.scale ?? 1),
+        );
+        timer.unref();
+      }),
+    );
+  }
   try {
-    if (!(options.timeoutS > 0)) return await connecting;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new ConnectTimeoutError(adapter.platform, options.timeoutS)),
-        options.timeoutS * 1000 * (options.scale ?? 1),
-      );
-      timer.unref();
-    });
-    try {
-      return await Promise.race([connecting, timeout]);
-    } catch (error) {
-      if (error instanceof ConnectTimeoutError) {
-        controller.abort(error);
-        connecting.catch(() => {});
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
+    return await Promise.race(racers);
+  } catch (error) {
+    if (error instanceof ConnectTimeoutError) controller.abort(error);
+    // Detached (timed out or cancelled): a late rejection of the connect is never unhandled.
+    connecting.catch(() => {});
+    throw error;
   } finally {
+    clearTimeout(timer);
     options.signal?.removeEventListener('abort', onOuterAbort);
   }
 }

@@ -307,6 +307,61 @@ describe('platform fleet', () => {
     await fleet.stop();
   });
 
+  it('stop while startup connects are in flight cancels them, waits for them, and leaves no adapter running', async () => {
+    const telegram = new FakePlatform('telegram');
+    const slack = new FakePlatform('slack');
+    // Connects that ignore their signal and succeed 600 ms later, well inside the budget.
+    for (const remote of [telegram, slack]) remote.connectDelayMs = 600;
+    const { fleet, connectedEvents } = setup([telegram, slack], {
+      connectTimeoutS: () => 10_000, // 10 s at this scale
+    });
+    const starting = fleet.start();
+    await until(() => telegram.connects.length === 1 && slack.connects.length === 1);
+    const stopping = performance.now();
+    await fleet.stop();
+    // Cancelled, not waited out: a connect that ignores its signal does not hold the stop.
+    expect(performance.now() - stopping).toBeLessThan(400);
+    const created = [...telegram.adapters, ...slack.adapters];
+    expect(created.every((adapter) => adapter.disconnected)).toBe(true);
+    expect(fleet.connected()).toEqual([]);
+    const summary = await starting;
+    expect(summary.connected).toEqual([]);
+    expect(summary.queued).toEqual([]);
+    // Past the moment the abandoned connects resolve true: still nothing installed or announced.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(fleet.connected()).toEqual([]);
+    expect(connectedEvents).toEqual([]);
+    expect(fleet.queue.size).toBe(0);
+    expect(fleet.status().map((s) => s.state)).toEqual(['stopped', 'stopped']);
+  });
+
+  it('stop while the watcher is reconnecting a platform waits for that connect and leaves it disconnected', async () => {
+    const telegram = new FakePlatform('telegram');
+    const webhook = new FakePlatform('webhook');
+    const { fleet, connectedEvents } = setup([telegram, webhook], {
+      connectTimeoutS: () => 10_000,
+    });
+    await fleet.start();
+    telegram.up = false;
+    (fleet.adapter('telegram') as FakeAdapter).fail({
+      code: 'network_error',
+      message: 'down',
+      retryable: true,
+    });
+    await until(() => fleet.queue.has('telegram'));
+    telegram.connectDelayMs = 200;
+    telegram.up = true;
+    const before = telegram.connects.length;
+    await until(() => telegram.connects.length > before, 10_000);
+    const reconnecting = telegram.adapters.at(-1) as FakeAdapter;
+    await fleet.stop();
+    expect(reconnecting.disconnected).toBe(true);
+    expect(fleet.connected()).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fleet.connected()).toEqual([]);
+    expect(connectedEvents.filter((event) => event.isReconnect)).toEqual([]);
+  });
+
   it('stop disconnects every adapter and no failure during shutdown queues or exits', async () => {
     const telegram = new FakePlatform('telegram');
     const { fleet, noneLeft } = setup([telegram]);

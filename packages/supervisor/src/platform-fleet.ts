@@ -189,7 +189,19 @@ export function createPlatformFleet<TConfig>(
   const fatalHandlers = new Set<Promise<void>>();
   let running = false;
   let shuttingDown = false;
+  let stopped = false;
   const lifetime = new AbortController();
+  // Connects under way (startup and watcher): stop() cancels them through `lifetime` and waits for
+  // each to settle — disposed of, never installed — so nothing is left running after it.
+  const connectsInFlight = new Set<Promise<unknown>>();
+  const tracked = <T>(work: Promise<T>): Promise<T> => {
+    connectsInFlight.add(work);
+    void work.then(
+      () => connectsInFlight.delete(work),
+      () => connectsInFlight.delete(work),
+    );
+    return work;
+  };
 
   for (const platform of options.platforms.keys())
     slots.set(platform, {
@@ -257,7 +269,8 @@ export function createPlatformFleet<TConfig>(
       isRunning: () => running,
       clock,
       logger,
-      reconnect: (entry, attempt) => reconnect(entry.platform, entry.config, attempt.signal),
+      reconnect: (entry, attempt) =>
+        tracked(reconnect(entry.platform, entry.config, attempt.signal)),
       ...(options.watcher?.initialDelayS === undefined
         ? {}
         : { initialDelayS: options.watcher.initialDelayS }),
@@ -332,6 +345,7 @@ export function createPlatformFleet<TConfig>(
       return { status: 'retry', error: entry.error.message };
     } catch (error) {
       await dispose(adapter);
+      if (!running) return { status: 'retry', error: 'gateway stopping' };
       entry.state = 'retrying';
       entry.error = {
         code: error instanceof ConnectTimeoutError ? 'connect_timeout' : 'connect_error',
@@ -395,7 +409,8 @@ export function createPlatformFleet<TConfig>(
     config: TConfig,
   ): Promise<{
     platform: string;
-    outcome: 'connected' | 'queued' | 'fatal';
+    /** `stopped`: the fleet stopped while it was connecting (nothing installed or queued). */
+    outcome: 'connected' | 'queued' | 'fatal' | 'stopped';
     error?: AdapterFatalError;
   }> => {
     const entry = slot(platform);
@@ -424,7 +439,7 @@ export function createPlatformFleet<TConfig>(
         signal: lifetime.signal,
         scale,
       });
-      if (connectedAlive(ok, adapter)) {
+      if (connectedAlive(ok, adapter) && running) {
         install(platform, adapter, false);
         return { platform, outcome: 'connected' };
       }
@@ -441,6 +456,10 @@ export function createPlatformFleet<TConfig>(
       };
     }
     await dispose(adapter);
+    if (!running) {
+      entry.state = 'stopped';
+      return { platform, outcome: 'stopped' };
+    }
     entry.error = failure;
     if (!failure.retryable) {
       entry.state = 'fatal';
@@ -464,16 +483,17 @@ export function createPlatformFleet<TConfig>(
     keeper,
     queue: queue as FailedPlatformQueue<unknown>,
     async start() {
+      if (stopped) return { connected: [], queued: [], fatal: [], onlyFatal: false };
       running = true;
       const results = await Promise.all(
-        [...options.platforms].map(([platform, config]) => startOne(platform, config)),
+        [...options.platforms].map(([platform, config]) => tracked(startOne(platform, config))),
       );
       const connected = results.filter((r) => r.outcome === 'connected').map((r) => r.platform);
       const queued = results.filter((r) => r.outcome === 'queued').map((r) => r.platform);
       const fatal = results
         .filter((r) => r.outcome === 'fatal')
         .map((r) => ({ platform: r.platform, error: r.error as AdapterFatalError }));
-      if (queued.length > 0) keeper.ensureRunning();
+      if (queued.length > 0 && running) keeper.ensureRunning();
       return {
         connected,
         queued,
@@ -511,9 +531,10 @@ export function createPlatformFleet<TConfig>(
     async stop() {
       shuttingDown = true;
       running = false;
-      lifetime.abort();
+      stopped = true;
+      lifetime.abort(new Error('platform fleet stopping'));
       keeper.stop();
-      await Promise.allSettled([...fatalHandlers]);
+      await Promise.allSettled([...connectsInFlight, ...fatalHandlers]);
       const adapters = [...installed];
       installed.clear();
       await Promise.all(

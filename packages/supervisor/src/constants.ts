@@ -66,6 +66,8 @@ export const DEFAULT_ASYNC_DIAGNOSTIC_TIMEOUT_S = 5;
 export const SHUTDOWN_DIAGNOSTIC_PS_LINES = 60;
 export const LOOP_WATCHDOG_REPORT_DIRECTORY = 'logs';
 export const RUNTIME_STATUS_FILE = 'gateway_state.json';
+/** The adapter fatal-error code of a relay switched off: the platform is `disabled`, never retried. */
+export const RELAY_DISABLED_CODE = 'relay_disabled';
 
 export const MAX_SUPERVISED_RESTARTS = 5;
 export const SUPERVISED_HEALTHY_S = 300;

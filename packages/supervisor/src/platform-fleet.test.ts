@@ -294,6 +294,82 @@ describe('platform fleet', () => {
     await fleet.stop();
   });
 
+  it('a connected adapter reporting relay_disabled ends disabled: not queued, not retried, no restart exit', async () => {
+    const relay = new FakePlatform('relay');
+    const webhook = new FakePlatform('webhook');
+    const { fleet, lost, noneLeft } = setup([relay, webhook]);
+    await fleet.start();
+    const adapter = fleet.adapter('relay') as FakeAdapter;
+    // Even flagged retryable: a relay switched off is not cured by reconnecting.
+    adapter.fail({
+      code: 'relay_disabled',
+      message: 'relay disabled by operator',
+      retryable: true,
+    });
+    await until(() => adapter.disconnected);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // several watcher passes at this scale
+    expect(fleet.queue.has('relay')).toBe(false);
+    expect(relay.connects).toEqual([false]);
+    expect(fleet.status().find((s) => s.platform === 'relay')).toMatchObject({
+      state: 'disabled',
+      errorCode: 'relay_disabled',
+    });
+    expect(lost).toEqual([]);
+    expect(noneLeft).toEqual([]);
+    await fleet.stop();
+  });
+
+  it('relay_disabled as the last adapter asks for a clean exit, not a service restart', async () => {
+    const relay = new FakePlatform('relay');
+    const { fleet, noneLeft } = setup([relay]);
+    await fleet.start();
+    (fleet.adapter('relay') as FakeAdapter).fail({
+      code: 'relay_disabled',
+      message: 'relay disabled',
+      retryable: true,
+    });
+    await until(() => noneLeft.length > 0);
+    expect(noneLeft).toEqual([{ retryable: false, reason: 'relay disabled' }]);
+    expect(fleet.status()[0]?.state).toBe('disabled');
+    await fleet.stop();
+  });
+
+  it('a relay_disabled connect failure at startup is disabled, neither queued nor fatal', async () => {
+    const relay = new FakePlatform('relay');
+    const webhook = new FakePlatform('webhook');
+    relay.up = false;
+    relay.fatalOnConnect = { code: 'relay_disabled', message: 'relay disabled', retryable: true };
+    const { fleet } = setup([relay, webhook]);
+    const summary = await fleet.start();
+    expect(summary.queued).toEqual([]);
+    expect(summary.fatal).toEqual([]);
+    expect(summary.disabled).toEqual(['relay']);
+    expect(fleet.queue.size).toBe(0);
+    expect(fleet.status().find((s) => s.platform === 'relay')?.state).toBe('disabled');
+    await fleet.stop();
+  });
+
+  it('a queued platform whose reconnect reports relay_disabled leaves the queue as disabled', async () => {
+    const relay = new FakePlatform('relay');
+    const webhook = new FakePlatform('webhook');
+    const { fleet } = setup([relay, webhook]);
+    await fleet.start();
+    relay.up = false;
+    (fleet.adapter('relay') as FakeAdapter).fail({
+      code: 'network_error',
+      message: 'down',
+      retryable: true,
+    });
+    await until(() => fleet.queue.has('relay'));
+    relay.fatalOnConnect = { code: 'relay_disabled', message: 'relay disabled', retryable: true };
+    await until(() => !fleet.queue.has('relay'), 10_000);
+    const attempts = relay.connects.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(relay.connects.length).toBe(attempts);
+    expect(fleet.status().find((s) => s.platform === 'relay')?.state).toBe('disabled');
+    await fleet.stop();
+  });
+
   it('a fatal report from a replaced adapter is ignored', async () => {
     const telegram = new FakePlatform('telegram');
     const { fleet } = setup([telegram]);

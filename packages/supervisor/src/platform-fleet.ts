@@ -1,5 +1,5 @@
 import { type SupervisorClock, type SupervisorLogger, stderrLogger, systemClock } from './clock.js';
-import { messages } from './constants.js';
+import { messages, RELAY_DISABLED_CODE } from './constants.js';
 import { FailedPlatformQueue } from './failed-platform-queue.js';
 import {
   type AdapterFatalError,
@@ -63,6 +63,8 @@ export interface StartupSummary {
   readonly connected: readonly string[];
   /** Retryable failures, queued for the reconnect watcher. */
   readonly queued: readonly string[];
+  /** Platforms whose adapter reported `relay_disabled`: switched off, not retried, not fatal. */
+  readonly disabled: readonly string[];
   /** Non-retryable failures (bad credentials, no adapter). */
   readonly fatal: readonly { readonly platform: string; readonly error: AdapterFatalError }[];
   /**
@@ -141,6 +143,11 @@ interface Slot {
   error: AdapterFatalError | undefined;
   reconnectAttempts: number;
   reconnects: number;
+}
+
+/** A relay switched off is not cured by reconnecting, whatever its `retryable` flag says. */
+function isDisabled(error: AdapterFatalError | undefined): boolean {
+  return error?.code === RELAY_DISABLED_CODE;
 }
 
 function describe(error: unknown): string {
@@ -334,6 +341,12 @@ export function createPlatformFleet<TConfig>(
       const fatal = failureOf(adapter);
       await dispose(adapter);
       if (!running) return { status: 'retry', error: 'gateway stopping' };
+      if (fatal && isDisabled(fatal)) {
+        entry.state = 'disabled';
+        entry.error = fatal;
+        logger.warn(`Reconnect ${platform}: ${fatal.message} (${fatal.code}); platform disabled.`);
+        return { status: 'drop', reason: fatal.message };
+      }
       if (fatal && !fatal.retryable) {
         entry.state = 'fatal';
         entry.error = fatal;
@@ -357,38 +370,40 @@ export function createPlatformFleet<TConfig>(
   };
 
   function handleFatal(platform: string, adapter: PlatformAdapter, error: AdapterFatalError) {
+    // relay_disabled: `disabled`, never queued, and as a last adapter a clean exit, not a restart.
+    const disabled = isDisabled(error);
+    const retryable = error.retryable && !disabled;
     const work = (async () => {
       // A stale adapter (already replaced or never installed) speaks for nobody.
       if (installed.get(platform) !== adapter) return;
       logger.warn(`Fatal ${platform} adapter error (${error.code}): ${error.message}`);
       const entry = slot(platform);
-      entry.state = error.retryable ? 'retrying' : 'fatal';
+      entry.state = disabled ? 'disabled' : retryable ? 'retrying' : 'fatal';
       entry.error = error;
       // Remove first (a second fatal cannot double-disconnect), queue before any await.
       installed.delete(platform);
       const config = options.platforms.get(platform);
-      if (!shuttingDown)
-        recovery.queueRetryableFatal({ platform, retryable: error.retryable, config });
+      if (!shuttingDown) recovery.queueRetryableFatal({ platform, retryable: retryable, config });
       await dispose(adapter);
       if (shuttingDown) return;
       recovery.checkStranded({
         platform,
-        retryable: error.retryable,
+        retryable: retryable,
         connected: installed.has(platform),
         shuttingDown,
       });
       if (installed.size === 0 && queue.size === 0) {
-        if (error.retryable && options.onAllAdaptersDown === 'stay_alive') {
+        if (retryable && options.onAllAdaptersDown === 'stay_alive') {
           keeper.ensureRunning();
           return;
         }
         const reason = error.message || 'All messaging adapters disconnected';
         logger.error(
-          error.retryable
+          retryable
             ? 'No connected messaging platforms remain. Shutting down gateway for service restart.'
             : 'No connected messaging platforms remain. Shutting down gateway cleanly.',
         );
-        options.onNoAdaptersLeft?.({ retryable: error.retryable, reason });
+        options.onNoAdaptersLeft?.({ retryable: retryable, reason });
       } else if (installed.size === 0) {
         logger.warn(
           'No connected messaging platforms remain; gateway staying alive, watcher will retry in background.',
@@ -397,8 +412,7 @@ export function createPlatformFleet<TConfig>(
     })().catch((failure: unknown) => {
       logger.error(`Fatal-error handling for ${platform} failed: ${describe(failure)}`, failure);
       const config = options.platforms.get(platform);
-      if (!shuttingDown)
-        recovery.queueRetryableFatal({ platform, retryable: error.retryable, config });
+      if (!shuttingDown) recovery.queueRetryableFatal({ platform, retryable: retryable, config });
     });
     fatalHandlers.add(work);
     void work.finally(() => fatalHandlers.delete(work));
@@ -410,7 +424,7 @@ export function createPlatformFleet<TConfig>(
   ): Promise<{
     platform: string;
     /** `stopped`: the fleet stopped while it was connecting (nothing installed or queued). */
-    outcome: 'connected' | 'queued' | 'fatal' | 'stopped';
+    outcome: 'connected' | 'queued' | 'fatal' | 'disabled' | 'stopped';
     error?: AdapterFatalError;
   }> => {
     const entry = slot(platform);
@@ -461,6 +475,11 @@ export function createPlatformFleet<TConfig>(
       return { platform, outcome: 'stopped' };
     }
     entry.error = failure;
+    if (isDisabled(failure)) {
+      entry.state = 'disabled';
+      logger.warn(`${platform} is disabled: ${failure.message} (${failure.code})`);
+      return { platform, outcome: 'disabled' };
+    }
     if (!failure.retryable) {
       entry.state = 'fatal';
       logger.error(`${platform} failed to connect: ${failure.message} (${failure.code})`);
@@ -483,13 +502,14 @@ export function createPlatformFleet<TConfig>(
     keeper,
     queue: queue as FailedPlatformQueue<unknown>,
     async start() {
-      if (stopped) return { connected: [], queued: [], fatal: [], onlyFatal: false };
+      if (stopped) return { connected: [], queued: [], disabled: [], fatal: [], onlyFatal: false };
       running = true;
       const results = await Promise.all(
         [...options.platforms].map(([platform, config]) => tracked(startOne(platform, config))),
       );
       const connected = results.filter((r) => r.outcome === 'connected').map((r) => r.platform);
       const queued = results.filter((r) => r.outcome === 'queued').map((r) => r.platform);
+      const disabled = results.filter((r) => r.outcome === 'disabled').map((r) => r.platform);
       const fatal = results
         .filter((r) => r.outcome === 'fatal')
         .map((r) => ({ platform: r.platform, error: r.error as AdapterFatalError }));
@@ -497,6 +517,7 @@ export function createPlatformFleet<TConfig>(
       return {
         connected,
         queued,
+        disabled,
         fatal,
         onlyFatal: fatal.length > 0 && connected.length === 0 && queued.length === 0,
       };

@@ -94,6 +94,7 @@ export const messages = {
     `Gateway event loop missed ${strikes} consecutive liveness probes; host load1=${load1} ncpu=${cpuCount}; warn mode: writing forensics and staying up.`,
   loopWatchdogReportWritten: (file: string) => `Loop watchdog forensics written to ${file}`,
   loopWatchdogReportFailed: (error: string) => `Loop watchdog could not write forensics: ${error}`,
+  loopWatchdogOnStallFailed: (error: string) => `Loop watchdog onStall hook failed: ${error}`,
   witnessUnavailable:
     'Loop tick socket unavailable — liveness probes will have no loop-scheduling witness and will not escalate on a stale heartbeat',
   supervisedTaskDied: (name: string, error: string) => `Supervised task ${name} died: ${error}`,

@@ -209,6 +209,25 @@ describe('loop watchdog (real processes)', () => {
     expect(await readStatus(home.path)).toBeUndefined();
   });
 
+  it('warn mode survives an onStall hook that throws or rejects: the error is logged and the next wedge is reported too', async () => {
+    const home = await tempHome();
+    const child = await runChild({
+      behaviour: 'spin-twice-throwing-hook',
+      watchdog: { home: home.path, mode: 'warn' },
+      blockMs: 3000,
+    });
+    const exit = await exitWithin(child.exited, 20_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(child.stdout()).toContain('survived');
+    // Both wedges reached the hook: the watchdog kept running after the first throw.
+    expect(child.stdout().match(/stall reported with \d+ strikes/g)).toHaveLength(2);
+    expect(child.stderr()).toContain(messages.loopWatchdogOnStallFailed('onStall hook exploded'));
+    expect(child.stderr()).toContain(
+      messages.loopWatchdogOnStallFailed('async onStall hook rejected'),
+    );
+    expect(await readReports(home.path)).toHaveLength(2);
+  });
+
   it('a stop during the final path disarms the exit', async () => {
     const home = await tempHome();
     const child = await runChild({

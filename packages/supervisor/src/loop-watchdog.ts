@@ -69,7 +69,10 @@ export interface LoopWatchdogOptions {
    * ledger row. Errors are swallowed. Not called on the signal fallback path.
    */
   readonly markExited?: (report: LoopWatchdogReport) => void;
-  /** Warn mode: called on the main thread once the loop turns again after a report. */
+  /**
+   * Warn mode: called on the main thread once the loop turns again after a report. A throw (or an
+   * async hook's rejection) is logged through `writeLine` and the watchdog keeps running.
+   */
   readonly onStall?: (report: LoopWatchdogReport) => void;
   /**
    * Sampling period (ms) of the `monitorEventLoopDelay` histogram in the report (default 500). Each
@@ -283,7 +286,25 @@ export function startLoopWatchdog(options: LoopWatchdogOptions): LoopWatchdog {
     Atomics.notify(ints, SHARED_INT_SLOTS.mainReports);
     if (mode === 'warn') {
       const onStall = options.onStall;
-      if (onStall !== undefined) setImmediate(() => onStall(report));
+      if (onStall !== undefined) {
+        // The hook runs on its own turn of the loop: a throw there would be an uncaught exception
+        // and end the very process warn mode exists to keep up. Log it; the watchdog carries on.
+        const logFailure = (error: unknown) =>
+          writeLine(
+            messages.loopWatchdogOnStallFailed(
+              error instanceof Error ? error.message : String(error),
+            ),
+          );
+        setImmediate(() => {
+          try {
+            // An async hook's rejection would be an unhandled rejection: the same crash.
+            const result: unknown = onStall(report);
+            if (result instanceof Promise) result.catch(logFailure);
+          } catch (error) {
+            logFailure(error);
+          }
+        });
+      }
       return;
     }
     if (stopped) return;

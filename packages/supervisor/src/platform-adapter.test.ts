@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   type ConnectOptions,
@@ -70,5 +71,32 @@ describe('connectWithTimeout', () => {
       await connectWithTimeout(adapter, { isReconnect: true, timeoutS: 30, signal: owner.signal }),
     ).toBe(true);
     expect(adapter.connects.map((options) => options.isReconnect)).toEqual([true]);
+  });
+
+  it('leaves no listener on the long-lived signal when connect throws synchronously or settles', async () => {
+    const owner = new AbortController();
+    const failure = new Error('bad token');
+    const throwing: PlatformAdapter = {
+      platform: 'telegram',
+      fatalError: undefined,
+      connect() {
+        throw failure;
+      },
+      async disconnect() {},
+      async send() {
+        return { success: true };
+      },
+    };
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      await expect(
+        connectWithTimeout(throwing, { isReconnect: true, timeoutS: 30, signal: owner.signal }),
+      ).rejects.toBe(failure);
+    }
+    await connectWithTimeout(new RecordingAdapter(), {
+      isReconnect: false,
+      timeoutS: 30,
+      signal: owner.signal,
+    });
+    expect(getEventListeners(owner.signal, 'abort')).toHaveLength(0);
   });
 });

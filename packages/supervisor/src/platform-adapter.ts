@@ -97,29 +97,32 @@ export async function connectWithTimeout(
     rejectAborted(options.signal?.reason);
   };
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  const connecting = adapter.connect({
-    isReconnect: options.isReconnect,
-    signal: controller.signal,
-  });
   let timer: NodeJS.Timeout | undefined;
-  const racers: Promise<boolean>[] = [connecting, aborted];
-  if (options.timeoutS > 0) {
-    racers.push(
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new ConnectTimeoutError(adapter.platform, options.timeoutS)),
-          options.timeoutS * 1000 * (options.scale ?? 1),
-        );
-        timer.unref();
-      }),
-    );
-  }
+  let connecting: Promise<boolean> | undefined;
   try {
+    // Inside the try: a connect that throws before returning its promise still removes the
+    // listener from the fleet's long-lived signal (one stayed behind per failed attempt).
+    connecting = adapter.connect({
+      isReconnect: options.isReconnect,
+      signal: controller.signal,
+    });
+    const racers: Promise<boolean>[] = [connecting, aborted];
+    if (options.timeoutS > 0) {
+      racers.push(
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new ConnectTimeoutError(adapter.platform, options.timeoutS)),
+            options.timeoutS * 1000 * (options.scale ?? 1),
+          );
+          timer.unref();
+        }),
+      );
+    }
     return await Promise.race(racers);
   } catch (error) {
     if (error instanceof ConnectTimeoutError) controller.abort(error);
     // Detached (timed out or cancelled): a late rejection of the connect is never unhandled.
-    connecting.catch(() => {});
+    connecting?.catch(() => {});
     throw error;
   } finally {
     clearTimeout(timer);

@@ -560,6 +560,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       {
         connected: summary.connected,
         queued: summary.queued,
+        disabled: summary.disabled,
         fatal: summary.fatal.map((item) => `${item.platform}: ${item.error.message}`),
       },
       'platforms started',

@@ -12,6 +12,8 @@ export const PLAIN_HTTP_IDLE_TIMEOUT_MS = 4_000;
 export interface PlainHttpFetchOptions {
   /** Idle keep-alive sockets are closed after this long (default `PLAIN_HTTP_IDLE_TIMEOUT_MS`). */
   readonly idleTimeoutMs?: number;
+  /** The keep-alive pool to use (default: a pool of its own; `idleTimeoutMs` is then ignored). */
+  readonly agent?: http.Agent;
 }
 
 export type FetchFunction = (
@@ -59,10 +61,7 @@ const MANAGED_HEADERS = new Set([
  * Node's agent, so a pooled connection never keeps a process alive.
  */
 export function createPlainHttpFetch(options: PlainHttpFetchOptions = {}): FetchFunction {
-  const agent = new http.Agent({
-    keepAlive: true,
-    timeout: options.idleTimeoutMs ?? PLAIN_HTTP_IDLE_TIMEOUT_MS,
-  });
+  const agent = options.agent ?? createPlainHttpAgent(options.idleTimeoutMs);
   return (input, init = {}) => {
     const url = input instanceof Request ? undefined : parseUrl(String(input));
     const body = url?.protocol === 'http:' ? encodeBody(init.body) : undefined;
@@ -82,16 +81,31 @@ function parseUrl(text: string): URL | undefined {
   return URL.canParse(text) ? new URL(text) : undefined;
 }
 
-let shared: FetchFunction | undefined;
+/**
+ * A keep-alive pool whose idle sockets close after `idleTimeoutMs`. Node's agent unrefs a socket
+ * while it sits idle in the pool, so a pooled connection never keeps a process alive.
+ */
+function createPlainHttpAgent(idleTimeoutMs = PLAIN_HTTP_IDLE_TIMEOUT_MS): http.Agent {
+  return new http.Agent({ keepAlive: true, timeout: idleTimeoutMs });
+}
+
+let sharedAgent: http.Agent | undefined;
+let sharedFetch: FetchFunction | undefined;
 
 /**
  * One keep-alive pool per process, like undici's global dispatcher on the https side: the agent,
- * its delegated children and compression each build their own model client, and all of them
- * reuse the same warm connections to the local server.
+ * its delegated children and compression each build their own model client, and all of them —
+ * SDK calls through `fetchForBaseUrl` and direct chat-completions calls alike — reuse the same
+ * warm connections to the local server.
  */
+export function sharedPlainHttpAgent(): http.Agent {
+  sharedAgent ??= createPlainHttpAgent();
+  return sharedAgent;
+}
+
 function sharedPlainHttpFetch(): FetchFunction {
-  shared ??= createPlainHttpFetch();
-  return shared;
+  sharedFetch ??= createPlainHttpFetch({ agent: sharedPlainHttpAgent() });
+  return sharedFetch;
 }
 
 interface EncodedBody {
@@ -208,7 +222,8 @@ function toResponse(
   return response;
 }
 
-function decoderFor(
+/** A streaming decoder for a response's `content-encoding`, or `undefined` for none we decode. */
+export function decoderFor(
   encoding: string | undefined,
 ): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
   // Sync flushes let a compressed event stream decode chunk by chunk, as undici does.

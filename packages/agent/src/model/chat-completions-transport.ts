@@ -107,9 +107,84 @@ function reasoningOf(value: Record<string, unknown>): string {
   return typeof text === 'string' ? text : '';
 }
 
+/** Fills `turn` from a non-streamed chat completion, whichever transport fetched it. */
+export function applyChatCompletion(completion: unknown, turn: ModelTurn): void {
+  const { choices, usage } = completion as {
+    choices: { message?: unknown; finish_reason?: string | null }[];
+    usage?: RawUsage;
+  };
+  const choice = choices[0];
+  const message = (choice?.message ?? {}) as Record<string, unknown>;
+  turn.content = typeof message.content === 'string' ? message.content : '';
+  turn.reasoning = reasoningOf(message);
+  turn.toolCalls = ((message.tool_calls as ToolCall[] | undefined) ?? []).map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.function.name, arguments: call.function.arguments ?? '' },
+  }));
+  turn.finishReason = choice?.finish_reason ?? null;
+  turn.usage = chatUsage(usage);
+}
+
+/** Builds a streamed reply into a `ModelTurn`, chunk by chunk, whichever transport reads it. */
+export interface ChatChunkReader {
+  /** One parsed `chat.completion.chunk`: text and reasoning are passed on as they come. */
+  chunk(chunk: unknown): void;
+  /** The stream ended: the tool calls are assembled. */
+  end(): void;
+}
+
+export function createChatChunkReader(
+  turn: ModelTurn,
+  callbacks: TransportCallbacks,
+): ChatChunkReader {
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  return {
+    chunk(value) {
+      const chunk = value as { usage?: RawUsage | null; choices?: unknown[] };
+      if (chunk.usage) turn.usage = chatUsage(chunk.usage);
+      const choice = chunk.choices?.[0] as
+        | { delta?: unknown; finish_reason?: string | null }
+        | undefined;
+      if (!choice) return;
+      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      const reasoning = reasoningOf(delta);
+      if (reasoning) {
+        turn.reasoning += reasoning;
+        callbacks.onReasoningDelta?.(reasoning);
+      }
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        turn.content += delta.content;
+        callbacks.onTextDelta?.(delta.content);
+      }
+      const toolDeltas = delta.tool_calls as
+        | { index?: number; id?: string; function?: { name?: string; arguments?: string } }[]
+        | undefined;
+      for (const part of toolDeltas ?? []) {
+        const index = part.index ?? calls.length;
+        calls[index] ??= { id: '', name: '', arguments: '' };
+        const call = calls[index];
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.name += part.function.name;
+        if (part.function?.arguments) call.arguments += part.function.arguments;
+      }
+      if (choice.finish_reason) turn.finishReason = choice.finish_reason;
+    },
+    end() {
+      turn.toolCalls = calls
+        .filter((call) => call && call.name !== '')
+        .map((call, index) => ({
+          id: call.id || `call_${index}`,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        }));
+    },
+  };
+}
+
 /**
- * Runs one chat-completions call, writing into `turn` as data arrives, so a caller that aborts
- * mid-stream still holds what was said so far.
+ * Runs one chat-completions call over the `openai` SDK, writing into `turn` as data arrives, so a
+ * caller that aborts mid-stream still holds what was said so far.
  */
 export async function runChatCompletions(
   client: OpenAI,
@@ -130,56 +205,14 @@ export async function runChatCompletions(
       body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
       options,
     );
-    const choice = completion.choices[0];
-    const message = (choice?.message ?? {}) as unknown as Record<string, unknown>;
-    turn.content = typeof message.content === 'string' ? message.content : '';
-    turn.reasoning = reasoningOf(message);
-    turn.toolCalls = ((message.tool_calls as ToolCall[] | undefined) ?? []).map((call) => ({
-      id: call.id,
-      type: 'function',
-      function: { name: call.function.name, arguments: call.function.arguments ?? '' },
-    }));
-    turn.finishReason = choice?.finish_reason ?? null;
-    turn.usage = chatUsage(completion.usage as RawUsage | undefined);
+    applyChatCompletion(completion, turn);
     return;
   }
   const stream = await client.chat.completions.create(
     body as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
     options,
   );
-  const calls: { id: string; name: string; arguments: string }[] = [];
-  for await (const chunk of stream) {
-    if (chunk.usage) turn.usage = chatUsage(chunk.usage as RawUsage);
-    const choice = chunk.choices?.[0];
-    if (!choice) continue;
-    const delta = (choice.delta ?? {}) as unknown as Record<string, unknown>;
-    const reasoning = reasoningOf(delta);
-    if (reasoning) {
-      turn.reasoning += reasoning;
-      callbacks.onReasoningDelta?.(reasoning);
-    }
-    if (typeof delta.content === 'string' && delta.content !== '') {
-      turn.content += delta.content;
-      callbacks.onTextDelta?.(delta.content);
-    }
-    const toolDeltas = delta.tool_calls as
-      | { index?: number; id?: string; function?: { name?: string; arguments?: string } }[]
-      | undefined;
-    for (const part of toolDeltas ?? []) {
-      const index = part.index ?? calls.length;
-      calls[index] ??= { id: '', name: '', arguments: '' };
-      const call = calls[index];
-      if (part.id) call.id = part.id;
-      if (part.function?.name) call.name += part.function.name;
-      if (part.function?.arguments) call.arguments += part.function.arguments;
-    }
-    if (choice.finish_reason) turn.finishReason = choice.finish_reason;
-  }
-  turn.toolCalls = calls
-    .filter((call) => call && call.name !== '')
-    .map((call, index) => ({
-      id: call.id || `call_${index}`,
-      type: 'function',
-      function: { name: call.name, arguments: call.arguments },
-    }));
+  const reader = createChatChunkReader(turn, callbacks);
+  for await (const chunk of stream) reader.chunk(chunk);
+  reader.end();
 }

@@ -3,7 +3,11 @@ import { startModelServer } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../errors.js';
 import { emptyModelTurn } from './chat-message.js';
-import { createModelClient, type ModelClientNotice } from './model-client.js';
+import {
+  createModelClient as createDirectModelClient,
+  createSdkModelClient,
+  type ModelClientNotice,
+} from './model-client.js';
 import type { ModelRoute } from './model-route.js';
 
 const servers: { close(): Promise<void> }[] = [];
@@ -30,7 +34,12 @@ function route(baseUrl: string, overrides: Partial<ModelRoute> = {}): ModelRoute
 
 const hello = [{ role: 'user' as const, content: 'hello' }];
 
-describe('createModelClient', () => {
+// The testkit server is plain http: `createModelClient` sends chat completions straight over
+// node:http, the SDK client through the openai SDK. Every behaviour below holds over both.
+describe.each([
+  ['direct node:http', createDirectModelClient],
+  ['the openai SDK', createSdkModelClient],
+])('createModelClient, chat completions over %s', (_transport, createModelClient) => {
   it('streams text deltas in order and returns the whole reply with usage', async () => {
     const model = await server({
       script: [

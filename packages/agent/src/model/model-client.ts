@@ -1,10 +1,19 @@
 import OpenAI from 'openai';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
-import { runChatCompletions, type TransportRequest } from './chat-completions-transport.js';
+import {
+  runChatCompletions,
+  type TransportCallbacks,
+  type TransportRequest,
+} from './chat-completions-transport.js';
 import { type ChatMessage, emptyModelTurn, type ModelTurn } from './chat-message.js';
+import {
+  type DirectEndpoint,
+  directEndpoint,
+  runDirectChatCompletions,
+} from './direct-chat-completions.js';
 import type { FunctionSchema } from './function-schema.js';
 import { describeRoute, type ModelRoute } from './model-route.js';
-import { fetchForBaseUrl } from './plain-http-fetch.js';
+import { fetchForBaseUrl, isPlainHttpBaseUrl, sharedPlainHttpAgent } from './plain-http-fetch.js';
 import { runResponses } from './responses-transport.js';
 import {
   abortableSleep,
@@ -69,15 +78,42 @@ export interface ModelClient {
 }
 
 /**
- * Calls the model over the official `openai` SDK (its own retries off): retries 429, 5xx and
- * connection failures with jittered backoff (honouring `Retry-After`), then moves down the
- * fallback chain. A 4xx that is not worth retrying ends the call with the provider's own
- * message. A failure after text has already streamed is not retried (the surface has shown it).
+ * Calls the model: retries 429, 5xx and connection failures with jittered backoff (honouring
+ * `Retry-After`), then moves down the fallback chain. A 4xx that is not worth retrying ends the
+ * call with the provider's own message. A failure after text has already streamed is not retried
+ * (the surface has shown it).
+ *
+ * Chat-completions calls to a plain-`http:` base URL (a local model server) go straight over
+ * `node:http` (`runDirectChatCompletions`): the SDK's request, parsed to the same turn, failing
+ * with the SDK's errors. `https:` providers and the Responses API go through the official
+ * `openai` SDK (its own retries off).
  */
 export function createModelClient(options: ModelClientOptions): ModelClient {
+  return buildModelClient(options, { direct: true });
+}
+
+/**
+ * A model client that sends every call through the `openai` SDK, plain-http chat completions too:
+ * the baseline the direct transport is tested and measured against. Not exported by the package.
+ */
+export function createSdkModelClient(options: ModelClientOptions): ModelClient {
+  return buildModelClient(options, { direct: false });
+}
+
+type Transport = (
+  request: TransportRequest,
+  turn: ModelTurn,
+  callbacks: TransportCallbacks,
+) => Promise<void>;
+
+function buildModelClient(
+  options: ModelClientOptions,
+  { direct }: { direct: boolean },
+): ModelClient {
   if (options.routes.length === 0)
     throw new TypeError('createModelClient needs at least one route');
   const clients = new Map<string, OpenAI>();
+  const endpoints = new Map<string, DirectEndpoint>();
   const maxRetries = options.maxRetries ?? 2;
   const sleep = options.sleep ?? abortableSleep;
   const clientFor = (route: ModelRoute) => {
@@ -95,6 +131,24 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       clients.set(key, client);
     }
     return client;
+  };
+  const endpointFor = async (route: ModelRoute) => {
+    const key = `${route.baseUrl}\u0000${route.apiKey}\u0000${route.timeoutS ?? ''}`;
+    let endpoint = endpoints.get(key);
+    if (!endpoint) {
+      endpoint = await directEndpoint(clientFor(route), route, sharedPlainHttpAgent());
+      endpoints.set(key, endpoint);
+    }
+    return endpoint;
+  };
+  const transportFor = (route: ModelRoute): Transport => {
+    if (route.apiMode === 'codex_responses')
+      return (request, turn, callbacks) => runResponses(clientFor(route), request, turn, callbacks);
+    if (direct && isPlainHttpBaseUrl(route.baseUrl))
+      return async (request, turn, callbacks) =>
+        runDirectChatCompletions(await endpointFor(route), request, turn, callbacks);
+    return (request, turn, callbacks) =>
+      runChatCompletions(clientFor(route), request, turn, callbacks);
   };
 
   const complete = async (call: CompleteOptions): Promise<CompleteResult> => {
@@ -144,10 +198,10 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         if (call.signal?.aborted) forwardAbort();
         else call.signal?.addEventListener('abort', forwardAbort, { once: true });
         try {
-          const transport = route.apiMode === 'codex_responses' ? runResponses : runChatCompletions;
-          // A request the signal stopped before it left is not sent (the SDK does not send it).
+          const transport = transportFor(route);
+          // A request the signal stopped before it left is not sent (neither transport sends it).
           if (!controller.signal.aborted) onSend();
-          await transport(clientFor(route), request, turn, {
+          await transport(request, turn, {
             signal: controller.signal,
             onTextDelta: (text) => {
               streamed = true;

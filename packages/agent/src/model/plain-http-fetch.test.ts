@@ -9,7 +9,11 @@ import { startModelServer } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../errors.js';
 import { emptyModelTurn } from './chat-message.js';
-import { createModelClient, type ModelClientNotice } from './model-client.js';
+import {
+  createModelClient as createDirectModelClient,
+  createSdkModelClient,
+  type ModelClientNotice,
+} from './model-client.js';
 import type { ModelRoute } from './model-route.js';
 import { createPlainHttpFetch, fetchForBaseUrl } from './plain-http-fetch.js';
 
@@ -353,124 +357,130 @@ describe('createPlainHttpFetch', () => {
   });
 });
 
-describe('createModelClient over plain http', () => {
-  it("sends model calls on an http route through node:http, without undici's fetch defaults", async () => {
-    const model = await modelServer({ script: [{ text: 'ok' }] });
-    const client = createModelClient({ routes: [route(model.baseUrl)] });
-    expect((await client.complete({ messages: hello })).turn.content).toBe('ok');
-    const headers = model.modelRequests[0]?.headers ?? {};
-    expect(headers.authorization).toBe('Bearer k');
-    expect(headers['sec-fetch-mode']).toBeUndefined();
-    expect(headers['accept-encoding']).toBeUndefined();
-  });
+describe.each([
+  ['direct node:http', createDirectModelClient],
+  ['the openai SDK over plain-http fetch', createSdkModelClient],
+])(
+  'createModelClient over plain http, chat completions over %s',
+  (_transport, createModelClient) => {
+    it("sends model calls on an http route through node:http, without undici's fetch defaults", async () => {
+      const model = await modelServer({ script: [{ text: 'ok' }] });
+      const client = createModelClient({ routes: [route(model.baseUrl)] });
+      expect((await client.complete({ messages: hello })).turn.content).toBe('ok');
+      const headers = model.modelRequests[0]?.headers ?? {};
+      expect(headers.authorization).toBe('Bearer k');
+      expect(headers['sec-fetch-mode']).toBeUndefined();
+      expect(headers['accept-encoding']).toBeUndefined();
+    });
 
-  it('streams deltas in order, each as it arrives', async () => {
-    const words = ['one ', 'two ', 'three'];
-    const acknowledgements: (() => void)[] = [];
-    const server = await rawServer(async (request, response) => {
-      await readBody(request);
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      response.write(sse({ role: 'assistant', content: '' }));
-      // The next word is sent only once the client has handed on the previous one: a transport
-      // that buffered the body would never see a delta and the call would hang.
-      for (const word of words) {
-        const delivered = new Promise<void>((resolve) => acknowledgements.push(resolve));
-        response.write(sse({ content: word }));
-        await delivered;
-      }
-      response.write(sse({}, 'stop'));
-      response.end('data: [DONE]\n\n');
-    });
-    const deltas: string[] = [];
-    const client = createModelClient({ routes: [route(server.baseUrl)] });
-    const { turn } = await client.complete({
-      messages: hello,
-      onTextDelta: (text) => {
-        deltas.push(text);
-        acknowledgements.shift()?.();
-      },
-    });
-    expect(deltas).toEqual(words);
-    expect(turn.content).toBe('one two three');
-    expect(turn.finishReason).toBe('stop');
-  });
-
-  it('ends a call aborted mid-stream as interrupted and closes the connection', async () => {
-    const server = await rawServer(async (request, response) => {
-      await readBody(request);
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      response.write(sse({ content: 'partial' }));
-    });
-    const controller = new AbortController();
-    const turn = emptyModelTurn();
-    const client = createModelClient({ routes: [route(server.baseUrl)] });
-    const error = await client
-      .complete({
+    it('streams deltas in order, each as it arrives', async () => {
+      const words = ['one ', 'two ', 'three'];
+      const acknowledgements: (() => void)[] = [];
+      const server = await rawServer(async (request, response) => {
+        await readBody(request);
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(sse({ role: 'assistant', content: '' }));
+        // The next word is sent only once the client has handed on the previous one: a transport
+        // that buffered the body would never see a delta and the call would hang.
+        for (const word of words) {
+          const delivered = new Promise<void>((resolve) => acknowledgements.push(resolve));
+          response.write(sse({ content: word }));
+          await delivered;
+        }
+        response.write(sse({}, 'stop'));
+        response.end('data: [DONE]\n\n');
+      });
+      const deltas: string[] = [];
+      const client = createModelClient({ routes: [route(server.baseUrl)] });
+      const { turn } = await client.complete({
         messages: hello,
-        signal: controller.signal,
-        turn,
-        onTextDelta: () => controller.abort(),
-      })
-      .catch((caught: unknown) => caught);
-    expect(AgentError.isInstance(error)).toBe(true);
-    expect((error as AgentError).code).toBe('interrupted');
-    expect(turn.content).toBe('partial');
-    await closed(server.sockets[0] as Socket);
-  });
+        onTextDelta: (text) => {
+          deltas.push(text);
+          acknowledgements.shift()?.();
+        },
+      });
+      expect(deltas).toEqual(words);
+      expect(turn.content).toBe('one two three');
+      expect(turn.finishReason).toBe('stop');
+    });
 
-  it('retries a connection dropped mid-body, before any text, as a connection failure', async () => {
-    const server = await rawServer(async (request, response) => {
-      await readBody(request);
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      if (server.requests === 1) {
-        response.write(sse({ role: 'assistant', content: '' }), () => response.socket?.destroy());
-        return;
-      }
-      response.write(sse({ content: 'recovered' }));
-      response.end('data: [DONE]\n\n');
+    it('ends a call aborted mid-stream as interrupted and closes the connection', async () => {
+      const server = await rawServer(async (request, response) => {
+        await readBody(request);
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(sse({ content: 'partial' }));
+      });
+      const controller = new AbortController();
+      const turn = emptyModelTurn();
+      const client = createModelClient({ routes: [route(server.baseUrl)] });
+      const error = await client
+        .complete({
+          messages: hello,
+          signal: controller.signal,
+          turn,
+          onTextDelta: () => controller.abort(),
+        })
+        .catch((caught: unknown) => caught);
+      expect(AgentError.isInstance(error)).toBe(true);
+      expect((error as AgentError).code).toBe('interrupted');
+      expect(turn.content).toBe('partial');
+      await closed(server.sockets[0] as Socket);
     });
-    const notices: ModelClientNotice[] = [];
-    const client = createModelClient({
-      routes: [route(server.baseUrl)],
-      onNotice: (notice) => notices.push(notice),
-    });
-    expect((await client.complete({ messages: hello })).turn.content).toBe('recovered');
-    expect(notices).toEqual([
-      expect.objectContaining({
-        type: 'model.retry',
-        attempt: 1,
-        reason: 'connection failed: ECONNRESET',
-      }),
-    ]);
-    expect(server.requests).toBe(2);
-  });
 
-  it('classifies a refused connection as a connection failure', async () => {
-    const port = await closedPort();
-    const notices: ModelClientNotice[] = [];
-    const client = createModelClient({
-      routes: [route(`http://127.0.0.1:${port}/v1`)],
-      maxRetries: 1,
-      onNotice: (notice) => notices.push(notice),
+    it('retries a connection dropped mid-body, before any text, as a connection failure', async () => {
+      const server = await rawServer(async (request, response) => {
+        await readBody(request);
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        if (server.requests === 1) {
+          response.write(sse({ role: 'assistant', content: '' }), () => response.socket?.destroy());
+          return;
+        }
+        response.write(sse({ content: 'recovered' }));
+        response.end('data: [DONE]\n\n');
+      });
+      const notices: ModelClientNotice[] = [];
+      const client = createModelClient({
+        routes: [route(server.baseUrl)],
+        onNotice: (notice) => notices.push(notice),
+      });
+      expect((await client.complete({ messages: hello })).turn.content).toBe('recovered');
+      expect(notices).toEqual([
+        expect.objectContaining({
+          type: 'model.retry',
+          attempt: 1,
+          reason: 'connection failed: ECONNRESET',
+        }),
+      ]);
+      expect(server.requests).toBe(2);
     });
-    const error = await client.complete({ messages: hello }).catch((caught: unknown) => caught);
-    expect(notices.map((notice) => notice.type === 'model.retry' && notice.reason)).toEqual([
-      'connection failed: ECONNREFUSED',
-    ]);
-    expect((error as AgentError).code).toBe('provider_unavailable');
-    expect((error as AgentError).message).toBe(
-      'provider local is unavailable (connection failed: ECONNREFUSED) and no fallback provider answered',
-    );
-  });
 
-  it("ends on a non-2xx JSON error with the provider's own message", async () => {
-    const model = await modelServer({
-      script: [{ error: { status: 422, message: 'context length exceeded for test-model' } }],
+    it('classifies a refused connection as a connection failure', async () => {
+      const port = await closedPort();
+      const notices: ModelClientNotice[] = [];
+      const client = createModelClient({
+        routes: [route(`http://127.0.0.1:${port}/v1`)],
+        maxRetries: 1,
+        onNotice: (notice) => notices.push(notice),
+      });
+      const error = await client.complete({ messages: hello }).catch((caught: unknown) => caught);
+      expect(notices.map((notice) => notice.type === 'model.retry' && notice.reason)).toEqual([
+        'connection failed: ECONNREFUSED',
+      ]);
+      expect((error as AgentError).code).toBe('provider_unavailable');
+      expect((error as AgentError).message).toBe(
+        'provider local is unavailable (connection failed: ECONNREFUSED) and no fallback provider answered',
+      );
     });
-    const client = createModelClient({ routes: [route(model.baseUrl)] });
-    const error = await client.complete({ messages: hello }).catch((caught: unknown) => caught);
-    expect((error as AgentError).code).toBe('provider_error');
-    expect((error as AgentError).status).toBe(422);
-    expect((error as AgentError).message).toBe('context length exceeded for test-model');
-  });
-});
+
+    it("ends on a non-2xx JSON error with the provider's own message", async () => {
+      const model = await modelServer({
+        script: [{ error: { status: 422, message: 'context length exceeded for test-model' } }],
+      });
+      const client = createModelClient({ routes: [route(model.baseUrl)] });
+      const error = await client.complete({ messages: hello }).catch((caught: unknown) => caught);
+      expect((error as AgentError).code).toBe('provider_error');
+      expect((error as AgentError).status).toBe(422);
+      expect((error as AgentError).message).toBe('context length exceeded for test-model');
+    });
+  },
+);

@@ -73,7 +73,12 @@ export function createPlainHttpFetch(options: PlainHttpFetchOptions = {}): Fetch
 
 /** The `fetch` for a route's base URL: `node:http` for plain http, the SDK's default otherwise. */
 export function fetchForBaseUrl(baseUrl: string): FetchFunction | undefined {
-  return parseUrl(baseUrl)?.protocol === 'http:' ? sharedPlainHttpFetch() : undefined;
+  return isPlainHttpBaseUrl(baseUrl) ? sharedPlainHttpFetch() : undefined;
+}
+
+/** A base URL on plain `http:` (a local model server, usually). */
+export function isPlainHttpBaseUrl(baseUrl: string): boolean {
+  return parseUrl(baseUrl)?.protocol === 'http:';
 }
 
 /** `URL.parse` arrived in Node 20.18; the package supports 20.12. */

@@ -32,6 +32,7 @@ import { classifyFailure } from './retry-policy.js';
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   vi.restoreAllMocks();
+  vi.unstubAllEnvs();
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
 });
 
@@ -200,6 +201,9 @@ describe('the direct chat-completions transport, against the openai SDK', () => 
         }
       });
       const routes = [route(server.baseUrl, { maxTokens: 64, ...(timeoutS ? { timeoutS } : {}) })];
+      // Headers the SDK reads from the environment come along (its client is built per model client).
+      vi.stubEnv('OPENAI_ORG_ID', 'org-local');
+      vi.stubEnv('OPENAI_CUSTOM_HEADERS', 'X-Team: agents');
       const { sdk, direct } = await bothOutcomes({ routes, stream });
       expect(sdk.error).toBeUndefined();
       expect(direct.error).toBeUndefined();
@@ -218,6 +222,8 @@ describe('the direct chat-completions transport, against the openai SDK', () => 
       expect(headers.get('accept')).toBe('application/json');
       expect(headers.get('user-agent')).toMatch(/^OpenAI\/JS \d/);
       expect(headers.get('x-stainless-timeout')).toBe(timeoutS ? String(timeoutS) : null);
+      expect(headers.get('openai-organization')).toBe('org-local');
+      expect(headers.get('x-team')).toBe('agents');
       expect(JSON.parse(fromDirect?.body.toString('utf8') ?? '')).toMatchObject({
         model: 'test-model',
         messages: hello,

@@ -59,7 +59,8 @@ export async function directEndpoint(
 /**
  * Runs one chat-completions call straight over `node:http` — the request the SDK would send, and
  * the same `ModelTurn` from the reply — without the SDK's fetch, `Response`, web-stream and
- * async-iterator layers (0.25–0.5 ms a call against a local server, `bench/model-transport.bench.ts`).
+ * async-iterator layers: 0.25–0.5 ms a call less against a local server
+ * (`bench/model-transport.bench.ts`).
  *
  * Failures take the shapes the SDK gives them, so retries classify them alike: a non-2xx answer
  * is `APIError.generate(status, body, text, headers)`; a failure before the response is an

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openTestStore } from '../test/helpers.js';
+import { openTestStore, reopenStore } from '../test/helpers.js';
 import {
   type Clock,
   currentProcessIdentity,
@@ -8,6 +8,7 @@ import {
   DELEGATION_OWNER_EXITED_MESSAGE,
   DELEGATION_RESTORE_MAX_AGE_SECONDS,
   DELEGATION_RETENTION_ROWS,
+  RELEASED_DELEGATION_OWNER,
 } from './index.js';
 
 function settableClock(
@@ -156,5 +157,58 @@ describe('async delegation ledger', () => {
     clock.advance(8 * 24 * 3600);
     expect(await store.pruneDelegations()).toBe(DELEGATION_RETENTION_ROWS);
     expect(store.getDelegation('live')?.state).toBe('running');
+  });
+
+  it('hands a dead owner’s running row to exactly one of two handles on the same file, with the new task', async () => {
+    const { store, databasePath } = await openTestStore();
+    const other = await reopenStore(databasePath);
+    await store.recordDelegationStart({ delegationId: 'd1', task, owner: deadOwner });
+    expect(store.listLiveDelegations().map((row) => row.delegationId)).toEqual(['d1']);
+    const resumedTask = { ...task, resume_count: 1 };
+    const first = { pid: 4242, startTicks: 'first' };
+    const second = { pid: 4343, startTicks: 'second' };
+    const outcomes = await Promise.all([
+      store.transferDelegationOwner({
+        delegationId: 'd1',
+        from: deadOwner,
+        to: first,
+        task: resumedTask,
+      }),
+      other.transferDelegationOwner({
+        delegationId: 'd1',
+        from: deadOwner,
+        to: second,
+        task: resumedTask,
+      }),
+    ]);
+    expect(outcomes).toEqual([true, false]);
+    const row = other.getDelegation('d1');
+    expect(row).toMatchObject({ state: 'running', ownerPid: 4242, ownerStartedAt: 'first' });
+    expect(JSON.parse(row?.taskJson ?? '{}')).toEqual(resumedTask);
+    // A terminal row never changes hands.
+    await store.recordDelegationTerminal({ delegationId: 'd1', status: 'completed', owner: first });
+    expect(
+      await store.transferDelegationOwner({ delegationId: 'd1', from: first, to: second }),
+    ).toBe(false);
+    expect(store.listLiveDelegations()).toEqual([]);
+  });
+
+  it('lets go of a row on purpose: released, it is no live process’s and recovery may take it', async () => {
+    const { store } = await openTestStore();
+    await store.recordDelegationStart({ delegationId: 'd1', task });
+    expect(
+      await store.transferDelegationOwner({
+        delegationId: 'd1',
+        from: currentProcessIdentity(),
+        to: RELEASED_DELEGATION_OWNER,
+      }),
+    ).toBe(true);
+    expect(store.getDelegation('d1')).toMatchObject({ state: 'running', ownerPid: 0 });
+    expect(JSON.parse(store.getDelegation('d1')?.taskJson ?? '{}')).toEqual(task);
+    // This process no longer owns it: its late terminal write is refused.
+    expect(await store.recordDelegationTerminal({ delegationId: 'd1', status: 'completed' })).toBe(
+      false,
+    );
+    expect((await store.recoverDelegations()).orphaned).toEqual(['d1']);
   });
 });

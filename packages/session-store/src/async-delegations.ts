@@ -117,6 +117,58 @@ export function recordDelegationTerminal(
   );
 }
 
+/** The owner a row is handed to when its process lets go of it on purpose (no live process). */
+export const RELEASED_DELEGATION_OWNER: ProcessIdentity = Object.freeze({
+  pid: 0,
+  startTicks: null,
+});
+
+export interface TransferDelegationOwnerInput {
+  readonly delegationId: string;
+  /** The owner the caller read: the row changes hands only while it still has this owner. */
+  readonly from: ProcessIdentity;
+  /** The new owner (default this process; `RELEASED_DELEGATION_OWNER` lets go of the row). */
+  readonly to?: ProcessIdentity;
+  /** A replacement task record (for example with a resume count); absent: unchanged. */
+  readonly task?: unknown;
+}
+
+/**
+ * Hands a live row to another owner by compare-and-swap on the current one: of several processes
+ * taking over the same dead owner's row, exactly one succeeds. The row goes back to `running`.
+ */
+export function transferDelegationOwner(
+  context: StoreContext,
+  input: TransferDelegationOwnerInput,
+): boolean {
+  const to = input.to ?? currentProcessIdentity();
+  return (
+    context
+      .statement(
+        `UPDATE async_delegations SET owner_pid = ?, owner_started_at = ?, state = 'running',
+           task_json = COALESCE(?, task_json)
+         WHERE delegation_id = ? AND state IN (${LIVE_SQL}) AND owner_pid = ? AND owner_started_at IS ?`,
+      )
+      .run(
+        to.pid,
+        to.startTicks,
+        input.task === undefined ? null : JSON.stringify(input.task),
+        input.delegationId,
+        input.from.pid,
+        input.from.startTicks,
+      ).changes === 1
+  );
+}
+
+/** Rows still running (live states), oldest first. */
+export function listLiveDelegations(context: StoreContext): AsyncDelegationRecord[] {
+  return context
+    .statement(
+      `SELECT ${COLUMNS} FROM async_delegations WHERE state IN (${LIVE_SQL}) ORDER BY dispatched_at`,
+    )
+    .all() as AsyncDelegationRecord[];
+}
+
 /** Live-state transitions by the owner (running → stalling → finalizing). */
 export function updateDelegationLiveState(
   context: StoreContext,

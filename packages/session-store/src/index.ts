@@ -6,8 +6,10 @@ export {
   type DelegationClaim,
   type DelegationRecovery,
   LIVE_DELEGATION_STATES,
+  RELEASED_DELEGATION_OWNER,
   type RecordDelegationStartInput,
   type RecordDelegationTerminalInput,
+  type TransferDelegationOwnerInput,
 } from './async-delegations.js';
 export * from './bot-relay.js';
 export {

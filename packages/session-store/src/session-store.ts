@@ -9,6 +9,7 @@ import {
   deferDelegationDelivery,
   dropDelegationDelivery,
   getDelegation,
+  listLiveDelegations,
   pruneDelegations,
   type RecordDelegationStartInput,
   type RecordDelegationTerminalInput,
@@ -16,6 +17,8 @@ import {
   recordDelegationTerminal,
   recoverDelegations,
   releaseDelegationDelivery,
+  type TransferDelegationOwnerInput,
+  transferDelegationOwner,
 } from './async-delegations.js';
 import { BackgroundCheckpoint } from './background-checkpoint.js';
 import { acquireCompressionLease, releaseCompressionLease } from './compression-lease.js';
@@ -732,6 +735,16 @@ export class SessionStore {
 
   recordDelegationTerminal(input: RecordDelegationTerminalInput): Promise<boolean> {
     return this.#write((context) => recordDelegationTerminal(context, input));
+  }
+
+  /** Hands a live row to another owner, by compare-and-swap on the current one. */
+  transferDelegationOwner(input: TransferDelegationOwnerInput): Promise<boolean> {
+    return this.#write((context) => transferDelegationOwner(context, input));
+  }
+
+  /** Rows still running (live states), oldest first. */
+  listLiveDelegations(): AsyncDelegationRecord[] {
+    return this.#read((context) => listLiveDelegations(context));
   }
 
   getDelegation(delegationId: string): AsyncDelegationRecord | undefined {

@@ -17,6 +17,7 @@ export {
   type DelegationOrigin,
   type DelegationRecoveryReport,
   type DispatchOutcome,
+  type ResumeUnitRequest,
   type StallThresholds,
 } from './delegation/async-registry.js';
 export {
@@ -42,8 +43,10 @@ export {
 export {
   type AsyncDelegationEvent,
   type DelegationResultRecord,
+  type DelegationResumeSpec,
   type DelegationTaskRecord,
   eventFromLedgerRow,
+  type ResumableTaskRecord,
 } from './delegation/completion-event.js';
 export { type CompletionTarget, ownsCompletion } from './delegation/completion-ownership.js';
 export { CompletionQueue } from './delegation/completion-queue.js';
@@ -52,6 +55,7 @@ export {
   type DelegateTaskResult,
   type DelegationCredentialsConfig,
   delegateTask,
+  resumeDelegation,
 } from './delegation/delegate-task.js';
 export {
   buildDelegateTaskDescription,
@@ -64,7 +68,9 @@ export {
   DELEGATE_BLOCKED_TOOLS,
   DELEGATE_TASK_DESCRIPTION_MAX_CHARS,
   DELEGATE_TASK_TOOL_NAME,
+  DELEGATION_MAX_RESUMES,
   MAX_TASK_IMAGES,
+  SHUTDOWN_INTERRUPT_REASON,
   STALL_CHECK_INTERVAL_MS,
   STALL_GRACE_MS,
   STALL_IDLE_MS,

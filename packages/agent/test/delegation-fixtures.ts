@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { ProcessIdentity } from '@hermes/session-store';
 import type { ModelServer, RecordedRequest, ScriptedReply, ScriptedTurn } from '@hermes/testkit';
 import { onTestFinished } from 'vitest';
 import {
@@ -89,4 +92,16 @@ export async function delegationFixture(
 /** The fixture's agent with the registry attached (background delegation on). */
 export function railAgent(fixture: DelegationFixture, overrides: Partial<CreateAgentOptions> = {}) {
   return fixture.agent({ delegations: fixture.registry, ...overrides });
+}
+
+/** The identity of a process that ran and is gone (a real pid with its real start time). */
+export async function deadProcess(): Promise<ProcessIdentity> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+  const pid = child.pid as number;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  return { pid, startTicks };
 }

@@ -1,12 +1,15 @@
 import { rm } from 'node:fs/promises';
 import { getHermesHome, getHomeScope, withHomeScope } from '@hermes/config';
 import {
+  type AsyncDelegationRecord,
   currentProcessIdentity,
   DELEGATION_CLAIM_LEASE_SECONDS,
   DELEGATION_OWNER_EXITED_MESSAGE,
+  DELEGATION_RESTORE_MAX_AGE_SECONDS,
   type DelegationRecovery,
   isProcessAlive,
   LIVE_DELEGATION_STATES,
+  RELEASED_DELEGATION_OWNER,
   type SessionStore,
 } from '@hermes/session-store';
 import { type BatchResult, batchStatus, type ChildResult } from './child-result.js';
@@ -18,6 +21,8 @@ import {
 } from './completion-event.js';
 import { CompletionQueue } from './completion-queue.js';
 import {
+  DELEGATION_MAX_RESUMES,
+  SHUTDOWN_INTERRUPT_REASON,
   STALL_CHECK_INTERVAL_MS,
   STALL_GRACE_MS,
   STALL_IDLE_MS,
@@ -68,6 +73,16 @@ export interface AsyncUnit {
   partialResults?(): readonly ChildResult[];
 }
 
+/** A resumable unit a dead (or departed) owner left running, to be built again for `resume`. */
+export interface ResumeUnitRequest {
+  readonly delegationId: string;
+  /** The ledger's task record, with its `resume` spec and the new `resume_count`. */
+  readonly task: DelegationTaskRecord;
+  readonly origin: DelegationOrigin;
+  /** Epoch seconds of the first dispatch. */
+  readonly dispatchedAt: number;
+}
+
 export type DispatchOutcome =
   | { readonly status: 'dispatched'; readonly delegationId: string }
   | { readonly status: 'rejected'; readonly error: string; readonly capacity: boolean };
@@ -87,6 +102,10 @@ export type DelegationLifecycleEvent =
     }
   | { readonly type: 'stalled'; readonly delegationId: string }
   | { readonly type: 'recovered'; readonly report: DelegationRecoveryReport }
+  /** A resumable unit stopped by a graceful shutdown, left running in the ledger (owner released). */
+  | { readonly type: 'suspended'; readonly delegationId: string }
+  /** A resumable unit taken over from a stopped owner and run again. */
+  | { readonly type: 'resumed'; readonly delegationId: string; readonly resumeCount: number }
   | { readonly type: 'warning'; readonly message: string };
 
 export interface StallThresholds {
@@ -109,6 +128,12 @@ export interface AsyncDelegationRegistryOptions {
   readonly maxConcurrent?: number;
   readonly stall?: Partial<StallThresholds>;
   readonly onEvent?: (event: DelegationLifecycleEvent) => void;
+  /**
+   * Builds a resumable unit again (`resumeDelegation(request, { parent })` with an agent of this
+   * profile). Without it, this registry resumes nothing: a stopped owner's resumable units end
+   * `unknown` like the others.
+   */
+  readonly resume?: (request: ResumeUnitRequest) => Promise<AsyncUnit>;
 }
 
 /** A running unit as `list()` shows it. */
@@ -130,6 +155,8 @@ export interface DelegationRecoveryReport extends Omit<DelegationRecovery, 'rest
   readonly checkpointed: string[];
   /** Delivery claims of dead processes given back. */
   readonly releasedClaims: string[];
+  /** Resumable units taken over from stopped owners and running again here. */
+  readonly resumed: string[];
 }
 
 interface UnitRecord {
@@ -175,6 +202,7 @@ export class AsyncDelegationRegistry {
   readonly #stall: StallThresholds;
   #monitor: NodeJS.Timeout | undefined;
   #paused = false;
+  #closing = false;
   #closed = false;
   #idleWaiters: (() => void)[] = [];
 
@@ -232,19 +260,7 @@ export class AsyncDelegationRegistry {
     const max = Math.max(1, this.#options.maxConcurrent ?? unit.maxConcurrent);
     if (!slots.has(unit.slotKey) && slots.size >= max)
       return { status: 'rejected', error: MESSAGES.capacity(slots.size), capacity: true };
-    const now = performance.now();
-    const record: UnitRecord = {
-      unit,
-      controller: new AbortController(),
-      status: 'running',
-      dispatchedAt: Date.now() / 1000,
-      startedMs: now,
-      lastToken: '',
-      lastProgressMs: now,
-      stallingSinceMs: undefined,
-      stall: undefined,
-      finalized: false,
-    };
+    const record = newRecord(unit, Date.now() / 1000);
     this.#records.set(unit.delegationId, record);
     try {
       await this.store.recordDelegationStart({
@@ -281,6 +297,7 @@ export class AsyncDelegationRegistry {
     let outcome: DelegationResultRecord;
     try {
       const batch = await unit.run(record.controller.signal);
+      if (this.#suspends(record, batch.results)) return await this.#suspend(record);
       const status = batchStatus(batch.results);
       outcome = {
         status,
@@ -292,6 +309,7 @@ export class AsyncDelegationRegistry {
         total_duration_seconds: batch.total_duration_seconds,
       };
     } catch (error) {
+      if (this.#suspends(record)) return await this.#suspend(record);
       outcome = {
         status: 'error',
         results: [...(unit.partialResults?.() ?? [])],
@@ -300,6 +318,53 @@ export class AsyncDelegationRegistry {
       };
     }
     await this.#finalize(record, outcome);
+  }
+
+  /**
+   * A resumable unit that a graceful shutdown stopped before it finished (and that may still be
+   * resumed) is suspended instead of finalised: the next start runs it again.
+   */
+  #suspends(record: UnitRecord, results?: readonly ChildResult[]): boolean {
+    const { signal } = record.controller;
+    const { task } = record.unit;
+    if (record.finalized || !signal.aborted || signal.reason !== SHUTDOWN_INTERRUPT_REASON)
+      return false;
+    if (task.resumable !== true || !task.resume) return false;
+    if ((task.resume_count ?? 0) >= DELEGATION_MAX_RESUMES) return false;
+    // Every child finished anyway: that is its result, recorded as usual.
+    return results === undefined || results.some((entry) => entry.status !== 'completed');
+  }
+
+  /**
+   * Leaves a stopped resumable unit `running` in the ledger with its owner released (no live
+   * process), so the next recovery — this home's next start, or another live process — takes it
+   * over and runs it again. Nothing is published: the chat gets one completion, from that run.
+   */
+  async #suspend(record: UnitRecord): Promise<void> {
+    record.finalized = true;
+    record.status = 'suspended';
+    const { delegationId } = record.unit;
+    try {
+      const released = await this.store.transferDelegationOwner({
+        delegationId,
+        from: currentProcessIdentity(),
+        to: RELEASED_DELEGATION_OWNER,
+      });
+      // Partial results of this run are stale: the next run starts over.
+      if (released) {
+        await removeCheckpoints(this.home, delegationId);
+        this.#emit({ type: 'suspended', delegationId });
+      }
+    } catch (failure) {
+      // The row stays ours; once this process has exited, recovery finds its owner dead.
+      this.#emit({
+        type: 'warning',
+        message: `delegation ${delegationId}: owner not released on shutdown (${(failure as Error).message})`,
+      });
+    } finally {
+      this.#records.delete(delegationId);
+      this.#settleIdle();
+    }
   }
 
   /** Records a unit's terminal result once: checkpoint file, ledger (CAS on owner), queue. */
@@ -367,6 +432,7 @@ export class AsyncDelegationRegistry {
           error,
           total_duration_seconds: outcome.total_duration_seconds ?? 0,
           ...(record.unit.task.group ? { group: record.unit.task.group } : {}),
+          ...(record.unit.task.resume_count ? { resumed: record.unit.task.resume_count } : {}),
           ...(outcome.status === 'stalled' && record.stall
             ? {
                 stalled_after_quiet_seconds: record.stall.quietSeconds,
@@ -482,7 +548,11 @@ export class AsyncDelegationRegistry {
       });
   }
 
-  /** Interrupts every running unit (`/stop`, shutdown). Each still publishes its completion. */
+  /**
+   * Interrupts every running unit (`/stop`, shutdown). Each still publishes its completion — except
+   * a resumable unit stopped with `SHUTDOWN_INTERRUPT_REASON` (what `close()` uses), which is left
+   * for the next start to run again.
+   */
   interruptAll(reason = 'interrupted'): number {
     let count = 0;
     for (const record of this.#records.values()) {
@@ -526,11 +596,14 @@ export class AsyncDelegationRegistry {
    * gives back delivery claims held by dead processes, records terminal results that dead
    * owners had checkpointed but not stored, lets the store stamp the remaining dead owners'
    * rows `unknown` (with the partial per-child results they checkpointed), and re-enqueues
-   * every owed completion with `restored: true`.
+   * every owed completion with `restored: true`. Before that, with a `resume` option, it takes
+   * over the resumable units stopped owners left running (compare-and-swap on the owner, so one
+   * process of several gets each) and runs them again.
    */
   async recover(): Promise<DelegationRecoveryReport> {
     const releasedClaims = await this.#releaseDeadClaims();
     const checkpointed = await this.#applyDeadCheckpoints();
+    const resumed = await this.#resumeStoppedUnits();
     const recovery = await this.store.recoverDelegations();
     await this.store.pruneDelegations().catch(() => 0);
     const restored: string[] = [];
@@ -546,6 +619,7 @@ export class AsyncDelegationRegistry {
       restored,
       checkpointed,
       releasedClaims,
+      resumed,
     };
     this.#emit({ type: 'recovered', report });
     return report;
@@ -584,6 +658,8 @@ export class AsyncDelegationRegistry {
       const owner = { pid: row.ownerPid, startTicks: row.ownerStartedAt };
       if (isProcessAlive(owner)) continue;
       const terminal = await readTerminalCheckpoint(this.home, id);
+      // Only partial results of a unit that will run again: that run replaces them.
+      if (!terminal && this.#resumableTask(row, Date.now() / 1000)) continue;
       let recorded = false;
       if (terminal) {
         recorded = await this.store.recordDelegationTerminal({
@@ -614,17 +690,132 @@ export class AsyncDelegationRegistry {
     return applied;
   }
 
+  /** The task record of a row this registry may take over and run again now, else undefined. */
+  #resumableTask(row: AsyncDelegationRecord, nowSeconds: number): DelegationTaskRecord | undefined {
+    if (!this.#options.resume || this.#closing || this.#records.has(row.delegationId)) return;
+    if (!LIVE.includes(row.state)) return;
+    if (row.dispatchedAt < nowSeconds - DELEGATION_RESTORE_MAX_AGE_SECONDS) return;
+    const task = parseTask(row.taskJson);
+    if (task?.resumable !== true || !task.resume) return;
+    if ((task.resume_count ?? 0) >= DELEGATION_MAX_RESUMES) return;
+    if (isProcessAlive({ pid: row.ownerPid, startTicks: row.ownerStartedAt })) return;
+    return task;
+  }
+
+  async #resumeStoppedUnits(): Promise<string[]> {
+    const resumed: string[] = [];
+    if (!this.#options.resume) return resumed;
+    const now = Date.now() / 1000;
+    for (const row of this.store.listLiveDelegations()) {
+      const task = this.#resumableTask(row, now);
+      if (!task) continue;
+      const next: DelegationTaskRecord = { ...task, resume_count: (task.resume_count ?? 0) + 1 };
+      const taken = await this.store.transferDelegationOwner({
+        delegationId: row.delegationId,
+        from: { pid: row.ownerPid, startTicks: row.ownerStartedAt },
+        task: next,
+      });
+      if (!taken) continue; // another process got it first
+      await removeCheckpoints(this.home, row.delegationId);
+      await this.#startResumed(row, next);
+      resumed.push(row.delegationId);
+    }
+    return resumed;
+  }
+
+  /** Runs a taken-over unit again; one that cannot be built again ends `unknown`, published. */
+  async #startResumed(row: AsyncDelegationRecord, task: DelegationTaskRecord): Promise<void> {
+    const scope = getHomeScope();
+    const origin: DelegationOrigin = {
+      sessionKey: row.sessionKey,
+      originUiSessionId: row.originUiSessionId,
+      originSessionId: task.origin_session_id,
+      parentSessionId: row.parentSessionId,
+    };
+    const request: ResumeUnitRequest = {
+      delegationId: row.delegationId,
+      task,
+      origin,
+      dispatchedAt: row.dispatchedAt,
+    };
+    let unit: AsyncUnit;
+    try {
+      unit = await (this.#options.resume as NonNullable<AsyncDelegationRegistryOptions['resume']>)(
+        request,
+      );
+    } catch (error) {
+      const reason = MESSAGES.resumeFailed(error instanceof Error ? error.message : String(error));
+      const stub: AsyncUnit = {
+        delegationId: row.delegationId,
+        slotKey: row.delegationId,
+        task,
+        origin,
+        maxConcurrent: 1,
+        run: () => Promise.reject(new Error(reason)),
+      };
+      const record = newRecord(stub, row.dispatchedAt);
+      this.#records.set(row.delegationId, record);
+      await this.#finalize(record, { status: 'unknown', results: [], error: reason });
+      return;
+    }
+    const record = newRecord({ ...unit, task, origin }, row.dispatchedAt);
+    this.#records.set(row.delegationId, record);
+    this.#ensureMonitor();
+    const start = () =>
+      this.#runUnit(record).catch((error: unknown) =>
+        this.#emit({
+          type: 'warning',
+          message: `delegation ${row.delegationId}: ${String(error)}`,
+        }),
+      );
+    void (scope ? withHomeScope(scope, start) : start());
+    this.#emit({
+      type: 'resumed',
+      delegationId: row.delegationId,
+      resumeCount: task.resume_count ?? 1,
+    });
+  }
+
   /**
    * Shutdown: interrupts every unit, waits up to `timeoutMs` for them to publish (interrupted
-   * children still report), then stops the monitor. Units still running stay `running` in the
-   * ledger and are recovered as `unknown` by the next start.
+   * children still report), then stops the monitor. A resumable unit is suspended instead (left
+   * `running`, owner released) and the next start runs it again; other units still running stay
+   * `running` in the ledger and are recovered as `unknown` by the next start.
    */
   async close(timeoutMs = 5000): Promise<void> {
-    this.interruptAll('shutdown');
+    this.#closing = true;
+    this.interruptAll(SHUTDOWN_INTERRUPT_REASON);
     if (this.#records.size > 0) await Promise.race([this.idle(), sleep(timeoutMs)]);
     this.#closed = true;
     if (this.#monitor) clearInterval(this.#monitor);
     this.#monitor = undefined;
+  }
+}
+
+function newRecord(unit: AsyncUnit, dispatchedAt: number): UnitRecord {
+  const now = performance.now();
+  return {
+    unit,
+    controller: new AbortController(),
+    status: 'running',
+    dispatchedAt,
+    startedMs: now,
+    lastToken: '',
+    lastProgressMs: now,
+    stallingSinceMs: undefined,
+    stall: undefined,
+    finalized: false,
+  };
+}
+
+function parseTask(text: string): DelegationTaskRecord | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as DelegationTaskRecord)
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -35,10 +35,45 @@ export interface AsyncDelegationEvent {
   readonly group?: string;
   /** Re-enqueued from the ledger after a restart. */
   readonly restored?: boolean;
+  /** How many times the unit was run again after its process stopped (resumable units). */
+  readonly resumed?: number;
   readonly stalled_after_quiet_seconds?: number;
   readonly stall_threshold_seconds?: number;
   readonly stall_phase?: 'idle' | 'in_tool';
   readonly stall_grace_seconds?: number;
+}
+
+/** One task of a resumable unit, as it is run again. */
+export interface ResumableTaskRecord {
+  readonly goal: string;
+  readonly context: string;
+  readonly output_schema?: Readonly<Record<string, unknown>>;
+  readonly images?: readonly string[];
+  readonly group?: string;
+}
+
+/**
+ * What a resumable unit needs to be run again by another process: its tasks, its routing owner
+ * and chain (API keys left out — they are taken from the live config again), the delegating
+ * session, the working directory and the parent's surface and model.
+ */
+export interface DelegationResumeSpec {
+  readonly tasks: readonly ResumableTaskRecord[];
+  /** The per-call routing owner (`credentialsCfg`) without its key; `null`: the `delegation` section. */
+  readonly credentials: {
+    readonly provider: string;
+    readonly model: string;
+    readonly baseUrl: string;
+    readonly apiMode: string;
+    /** The owner carried a key of its own (left out here). */
+    readonly hadApiKey: boolean;
+  } | null;
+  /** The owner's fallback chain, keys left out. */
+  readonly fallback_providers: readonly unknown[];
+  readonly session_id: string | null;
+  readonly cwd: string;
+  readonly platform: string;
+  readonly model: string;
 }
 
 /** What the ledger's `task_json` holds: everything a completion needs besides its result. */
@@ -53,6 +88,12 @@ export interface DelegationTaskRecord {
   readonly task_indexes: readonly number[];
   readonly subagent_ids: readonly string[];
   readonly group?: string;
+  /** Safe to run again: a process that stops before it finishes leaves it for the next start. */
+  readonly resumable?: boolean;
+  /** How many times it was run again so far. */
+  readonly resume_count?: number;
+  /** How to run it again (resumable units only). */
+  readonly resume?: DelegationResumeSpec;
 }
 
 /** What the ledger's `result_json` holds. */
@@ -157,6 +198,9 @@ export function eventFromLedgerRow(row: AsyncDelegationRecord): AsyncDelegationE
     total_duration_seconds:
       typeof result.total_duration_seconds === 'number' ? result.total_duration_seconds : 0,
     ...(typeof task.group === 'string' ? { group: task.group } : {}),
+    ...(typeof task.resume_count === 'number' && task.resume_count > 0
+      ? { resumed: task.resume_count }
+      : {}),
     ...stall,
   };
 }

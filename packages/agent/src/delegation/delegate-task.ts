@@ -3,15 +3,26 @@ import type { AgentEvent } from '../events.js';
 import type { Agent } from '../loop/agent-types.js';
 import { loadMessages, rowsToMessages } from '../loop/transcript.js';
 import { DEFAULT_CONTEXT_LENGTH } from '../model/provider-catalog.js';
-import type { AsyncDelegationRegistry, AsyncUnit, DelegationOrigin } from './async-registry.js';
+import type {
+  AsyncDelegationRegistry,
+  AsyncUnit,
+  DelegationOrigin,
+  ResumeUnitRequest,
+} from './async-registry.js';
 import { type BuiltChild, buildChildren, newDelegationId } from './build-children.js';
 import type { BatchResult, ChildResult } from './child-result.js';
-import { type DelegationTaskRecord, unitGoal } from './completion-event.js';
+import {
+  type DelegationResumeSpec,
+  type DelegationTaskRecord,
+  type ResumableTaskRecord,
+  unitGoal,
+} from './completion-event.js';
 import { DELEGATE_TASK_TOOL_NAME } from './delegation-limits.js';
 import { DELEGATION_NOTES, DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
 import { writePartialResults } from './ledger-files.js';
-import { normalizeTasks } from './normalize-tasks.js';
+import { type DelegationTask, normalizeTasks } from './normalize-tasks.js';
 import {
+  type ChildRuntime,
   type DelegationRoutingConfig,
   delegationRouting,
   resolveChildRuntime,
@@ -48,6 +59,13 @@ export interface DelegateTaskOptions {
   readonly cwd?: string;
   /** The parent's turn: an inline batch stops when it aborts. Background units ignore it. */
   readonly signal?: AbortSignal;
+  /**
+   * The work is safe to run again (an investigation such as a review): a background unit whose
+   * process stops before it finishes — a crash, or a graceful shutdown — is run again from its
+   * task by the next start of a registry that can resume (`resume` option; at most
+   * `DELEGATION_MAX_RESUMES` times) instead of ending `unknown` / `interrupted`. Default false.
+   */
+  readonly resumable?: boolean;
   /** Receives `subagent.*` events of inline children (the parent turn's stream). */
   readonly emit?: (event: AgentEvent) => void;
   /** `runId` for those events. */
@@ -134,17 +152,7 @@ export async function delegateTask(
     cwd,
   });
   const delegationId = newDelegationId();
-  const owners = [owner, ...ancestorOwners(parent, sessionId)];
-  const headroomTokens = await parentHeadroom(parent, sessionId, runtime.route.contextLength);
-  const batchOptions = {
-    maxConcurrent: delegation.maxConcurrentChildren,
-    tracker,
-    owners,
-    home: parent.home,
-    timeoutSeconds: delegation.childTimeoutSeconds,
-    maxSummaryChars: delegation.maxSummaryChars,
-    headroomTokens,
-  };
+  const batchOptions = await unitBatchOptions(parent, { tracker, owner, sessionId, runtime });
   const emitInline = (event: BatchEvent) => {
     if (!options.emit) return;
     const base = { runId: options.runId ?? '', sessionId: sessionId ?? '' };
@@ -213,6 +221,16 @@ export async function delegateTask(
         origin,
         registry,
         batchOptions,
+        ...(options.resumable
+          ? {
+              resume: resumeSpec(parent, {
+                children: unit.children,
+                options,
+                sessionId,
+                cwd,
+              }),
+            }
+          : {}),
       }),
     );
     if (outcome.status === 'dispatched') {
@@ -251,6 +269,167 @@ export async function delegateTask(
     ...(inlineResults.length > 0 ? { inline_results: inlineResults } : {}),
     ...(runtime.warnings.length > 0 ? { warnings: runtime.warnings } : {}),
   };
+}
+
+type UnitBatchOptions = Omit<Parameters<typeof runBatch>[0], 'delegationId' | 'children'>;
+
+/** What every batch of one delegating agent and session shares. */
+async function unitBatchOptions(
+  parent: Agent,
+  input: {
+    tracker: SubagentTracker;
+    owner: string;
+    sessionId: string | undefined;
+    runtime: ChildRuntime;
+  },
+): Promise<UnitBatchOptions> {
+  const delegation = parent.config.delegation;
+  return {
+    maxConcurrent: delegation.maxConcurrentChildren,
+    tracker: input.tracker,
+    owners: [input.owner, ...ancestorOwners(parent, input.sessionId)],
+    home: parent.home,
+    timeoutSeconds: delegation.childTimeoutSeconds,
+    maxSummaryChars: delegation.maxSummaryChars,
+    headroomTokens: await parentHeadroom(
+      parent,
+      input.sessionId,
+      input.runtime.route.contextLength,
+    ),
+  };
+}
+
+const KEY_FIELDS = new Set(['api_key', 'apiKey']);
+
+/** A fallback entry as the ledger may hold it: its own key left out. */
+function withoutKey(entry: unknown): unknown {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
+  return Object.fromEntries(Object.entries(entry).filter(([key]) => !KEY_FIELDS.has(key)));
+}
+
+/** What another process needs to run a unit again (no secrets: keys come from the live config). */
+function resumeSpec(
+  parent: Agent,
+  input: {
+    children: readonly BuiltChild[];
+    options: DelegateTaskOptions;
+    sessionId: string | undefined;
+    cwd: string;
+  },
+): DelegationResumeSpec {
+  const credentials = input.options.credentialsCfg;
+  return {
+    tasks: input.children.map(
+      ({ task }): ResumableTaskRecord => ({
+        goal: task.goal,
+        context: task.context,
+        ...(task.outputSchema ? { output_schema: task.outputSchema } : {}),
+        ...(task.images ? { images: task.images } : {}),
+        ...(task.group !== undefined ? { group: task.group } : {}),
+      }),
+    ),
+    credentials: credentials
+      ? {
+          provider: credentials.provider,
+          model: credentials.model,
+          baseUrl: credentials.baseUrl,
+          apiMode: credentials.apiMode,
+          hadApiKey: credentials.apiKey !== '',
+        }
+      : null,
+    fallback_providers: credentials ? (input.options.fallbackProviders ?? []).map(withoutKey) : [],
+    session_id: input.sessionId ?? null,
+    cwd: input.cwd,
+    platform: parent.platform,
+    model: parent.config.model.model,
+  };
+}
+
+/**
+ * The key a resumed unit's pinned route runs with: the live `auxiliary.review` key when that block
+ * still names the same route (the ledger never holds keys), else none — the provider's own secret
+ * then applies, as for any route without a key.
+ */
+function liveRouteKey(
+  parent: Agent,
+  credentials: NonNullable<DelegationResumeSpec['credentials']>,
+): string {
+  if (!credentials.hadApiKey) return '';
+  const live = parent.config.auxiliary.review;
+  const provider = live.provider.toLowerCase() === 'auto' ? '' : live.provider;
+  return provider === credentials.provider &&
+    live.model === credentials.model &&
+    live.baseUrl === credentials.baseUrl
+    ? live.apiKey
+    : '';
+}
+
+/**
+ * Rebuilds a resumable unit from its ledger record so it can run again after its process stopped:
+ * the same delegation id, origin and session binding, task indexes and subagent ids, fresh child
+ * agents and sessions. `parent` is an agent of the same profile (its tools, config and registry).
+ * Throws an `Error` whose message says why the unit cannot run again.
+ */
+export async function resumeDelegation(
+  request: ResumeUnitRequest,
+  options: { readonly parent: Agent },
+): Promise<AsyncUnit> {
+  const { parent } = options;
+  const registry = parent.options.delegations;
+  if (!registry) throw new Error('the agent has no delegation registry');
+  const spec = request.task.resume;
+  if (!spec || spec.tasks.length === 0) throw new Error('the ledger holds no task to run again');
+  const delegation = parent.config.delegation;
+  const routing: DelegationRoutingConfig = spec.credentials
+    ? {
+        provider: spec.credentials.provider,
+        model: spec.credentials.model,
+        baseUrl: spec.credentials.baseUrl,
+        apiMode: spec.credentials.apiMode,
+        apiKey: liveRouteKey(parent, spec.credentials),
+        fallbackProviders: spec.fallback_providers,
+        where: 'auxiliary.review',
+      }
+    : delegationRouting(delegation);
+  const runtime = resolveChildRuntime(parent, routing);
+  if ('error' in runtime) throw new Error(runtime.error);
+  const tasks: DelegationTask[] = spec.tasks.map((task) => ({
+    goal: task.goal,
+    context: task.context,
+    ...(task.output_schema ? { outputSchema: task.output_schema } : {}),
+    ...(task.images ? { images: task.images } : {}),
+    ...(task.group !== undefined ? { group: task.group } : {}),
+  }));
+  const sessionId = spec.session_id ?? undefined;
+  const built = await buildChildren({
+    parent,
+    tasks,
+    runtime,
+    parentSessionId: request.origin.parentSessionId ?? undefined,
+    cwd: spec.cwd,
+  });
+  // The same task indexes and subagent ids as the run that stopped: the completion reads as one unit.
+  const children = built.map((child, position) => ({
+    ...child,
+    taskIndex: request.task.task_indexes[position] ?? child.taskIndex,
+    subagentId: request.task.subagent_ids[position] ?? child.subagentId,
+  }));
+  const batchOptions = await unitBatchOptions(parent, {
+    tracker: registry.subagents,
+    owner: ownerKey(parent, sessionId),
+    sessionId,
+    runtime,
+  });
+  return makeUnit({
+    unitId: request.delegationId,
+    slotKey: request.delegationId,
+    children,
+    group: request.task.group,
+    origin: request.origin,
+    registry,
+    batchOptions,
+    task: request.task,
+  });
 }
 
 /**
@@ -326,12 +505,16 @@ function makeUnit(input: {
   group: string | undefined;
   origin: DelegationOrigin;
   registry: AsyncDelegationRegistry;
-  batchOptions: Omit<Parameters<typeof runBatch>[0], 'delegationId' | 'children'>;
+  batchOptions: UnitBatchOptions;
+  /** Makes the unit resumable: how to run it again. */
+  resume?: DelegationResumeSpec;
+  /** The ledger's record of a unit being run again (kept as it is). */
+  task?: DelegationTaskRecord;
 }): AsyncUnit {
   const { unitId, children, registry } = input;
   const goals = children.map((child) => child.task.goal);
   const first = children[0] as BuiltChild;
-  const task: DelegationTaskRecord = {
+  const task: DelegationTaskRecord = input.task ?? {
     goal: unitGoal(goals),
     goals,
     context: children.length === 1 ? first.task.context : joinContexts(children),
@@ -342,6 +525,7 @@ function makeUnit(input: {
     task_indexes: children.map((child) => child.taskIndex),
     subagent_ids: children.map((child) => child.subagentId),
     ...(input.group ? { group: input.group } : {}),
+    ...(input.resume ? { resumable: true, resume_count: 0, resume: input.resume } : {}),
   };
   const finished: ChildResult[] = [];
   return {

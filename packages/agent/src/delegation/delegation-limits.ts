@@ -28,6 +28,17 @@ export const STALL_CHECK_INTERVAL_MS = 30_000;
 export const STALL_IDLE_MS = 450_000;
 export const STALL_IN_TOOL_MS = 1_200_000;
 export const STALL_GRACE_MS = 120_000;
+/**
+ * A resumable unit (work that is safe to run again, such as a review) whose process stopped before
+ * it finished is run again from its stored task at most this many times; past it, it ends
+ * `unknown` like any other unit whose owner died.
+ */
+export const DELEGATION_MAX_RESUMES = 1;
+/**
+ * The interrupt reason of a graceful shutdown (`registry.close()`): a resumable unit stopped for it
+ * is left running in the ledger for the next start to resume, never finalised `interrupted`.
+ */
+export const SHUTDOWN_INTERRUPT_REASON = 'shutdown';
 /** The parent hears "subagent running …" this often while a child works inline. */
 export const HEARTBEAT_INTERVAL_MS = 30_000;
 

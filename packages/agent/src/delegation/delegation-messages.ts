@@ -40,6 +40,8 @@ export const DELEGATION_ERROR_MESSAGES = {
   stalled: (delegationId: string, quietSeconds: number, phase: 'idle' | 'in_tool') =>
     `Async delegation ${delegationId} stalled: no progress for ${quietSeconds}s ${phase === 'in_tool' ? 'inside a tool call' : 'while idle'}, and it did not stop within the grace period after being interrupted. Re-dispatch the task if it is still needed.`,
   parentInterrupted: 'Parent agent interrupted — child did not finish in time',
+  resumeFailed: (detail: string) =>
+    `The delegation's process stopped before it finished and it could not be run again (${detail}); outcome unknown.`,
   childTimeout: (seconds: number) =>
     `Subagent made no progress for ${seconds}s (delegation.child_timeout_seconds) and was stopped.`,
   childFailedEmpty: 'The subagent ended without a usable summary.',
@@ -68,6 +70,8 @@ export const DELEGATION_NOTES = {
     count === 1
       ? 'The subagent is working in the background. Its result re-enters this conversation as one new message, only after you END YOUR TURN — do not poll, sleep or wait for it; carry on or end your turn.'
       : `${count} subagents are working in the background. Their results re-enter this conversation as one new message, only after you END YOUR TURN — do not poll, sleep or wait for them; carry on or end your turn.`,
+  resumed: (count: number, max: number) =>
+    `Resumed after a restart: the first run stopped with its process (a restart or a crash) before it finished, so the task was run again from the start (resume ${count} of at most ${max}). What follows is from that run.`,
   controlHint:
     "Use delegate_task(action='list') to see them, action='steer' with subagent_id and message to redirect one, action='stop' to end one.",
 } as const;

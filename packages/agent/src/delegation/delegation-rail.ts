@@ -23,6 +23,11 @@ export interface RailRequest {
   readonly credentialsCfg: DelegationCredentialsConfig | null;
   readonly fallbackProviders: readonly unknown[];
   readonly origin: RailOrigin;
+  /**
+   * The job is safe to run again (a review is an investigation): if its process stops before it
+   * finishes, the next start runs it again from its task instead of reporting an unknown outcome.
+   */
+  readonly resumable?: boolean | undefined;
 }
 
 export interface RailDispatch {
@@ -60,6 +65,7 @@ export interface CreateDelegationRailOptions {
  * With an async registry on the agent it returns `mode: 'background'` at once and the result
  * re-enters the conversation through completion delivery; without one (or at capacity) it runs
  * the child inline and returns `mode: 'sync'` with the results. Refusals resolve `{ error }`.
+ * A `resumable` request is a resumable unit (see `DelegateTaskOptions.resumable`).
  */
 export function createDelegationRail(options: CreateDelegationRailOptions): AgentDelegationRail {
   return {
@@ -73,6 +79,7 @@ export function createDelegationRail(options: CreateDelegationRailOptions): Agen
           background: true,
           credentialsCfg: request.credentialsCfg,
           fallbackProviders: request.fallbackProviders,
+          ...(request.resumable ? { resumable: true } : {}),
           ...(sessionId ? { sessionId } : {}),
           origin: {
             sessionKey: request.origin.sessionKey ?? options.sessionKey ?? sessionId,

@@ -1,5 +1,7 @@
 import type { ChildResult } from './child-result.js';
 import type { AsyncDelegationEvent } from './completion-event.js';
+import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
+import { DELEGATION_NOTES } from './delegation-messages.js';
 import { truncateSummary } from './run-batch.js';
 
 /** How a finished subagent's work should be read (§6.10). */
@@ -135,9 +137,19 @@ export function formatAsyncDelegation(
   const toolsets = `Toolsets: ${event.toolsets.length > 0 ? event.toolsets.join(', ') : '(none)'}`;
   const roleModel = `Role: ${event.role}  Model: ${event.model || '(inherited)'}`;
   const lines: string[] = [];
+  const resumed =
+    event.resumed && event.resumed > 0
+      ? [DELEGATION_NOTES.resumed(event.resumed, Math.max(event.resumed, DELEGATION_MAX_RESUMES))]
+      : [];
   if (event.is_batch || event.results.length !== 1) {
     lines.push(completionHeader(event.delegation_id), COMPLETION_EXPLANATION, dispatched);
-    lines.push(context, toolsets, roleModel, `Total duration: ${event.total_duration_seconds}s`);
+    lines.push(
+      ...resumed,
+      context,
+      toolsets,
+      roleModel,
+      `Total duration: ${event.total_duration_seconds}s`,
+    );
     if (event.status === 'stalled' || event.status === 'unknown')
       lines.push(`Status: ${event.status}${event.error ? ` — ${event.error}` : ''}`);
     const total = Math.max(event.results.length, event.goals.length);
@@ -148,7 +160,7 @@ export function formatAsyncDelegation(
   const entry = event.results[0] as ChildResult;
   const outcome = deriveResultOutcome(entry);
   lines.push(completionHeader(event.delegation_id, false), COMPLETION_EXPLANATION, dispatched);
-  lines.push(`Original goal: ${event.goal}`, context, toolsets, roleModel);
+  lines.push(...resumed, `Original goal: ${event.goal}`, context, toolsets, roleModel);
   lines.push(
     `Outcome: ${outcome}  Status: ${entry.status}  API calls: ${entry.api_calls}  Duration: ${Math.round(entry.duration_seconds)}s${entry.truncated ? '  [TRUNCATED at the iteration limit]' : ''}`,
   );

@@ -1,14 +1,8 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  DELEGATION_OWNER_EXITED_MESSAGE,
-  type ProcessIdentity,
-  type SessionStore,
-} from '@hermes/session-store';
+import { DELEGATION_OWNER_EXITED_MESSAGE, type SessionStore } from '@hermes/session-store';
 import { describe, expect, it } from 'vitest';
-import { delegationFixture, railAgent } from '../../test/delegation-fixtures.js';
+import { deadProcess, delegationFixture, railAgent } from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
 import { placeholderResult } from './child-result.js';
 import { createCompletionDelivery } from './completion-delivery.js';
@@ -17,18 +11,6 @@ import { ownsCompletion } from './completion-ownership.js';
 import { COMPLETION_DISPLAY_KIND, DELIVERY_CLAIM_DIR } from './delegation-limits.js';
 import { completionHeader, formatAsyncDelegation } from './format-async-delegation.js';
 import { writePartialResults, writeTerminalCheckpoint } from './ledger-files.js';
-
-/** The identity of a process that ran and is gone (a real pid with its real start time). */
-async function deadProcess(): Promise<ProcessIdentity> {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
-  const pid = child.pid as number;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-  return { pid, startTicks };
-}
 
 function taskRecord(goals: string[], originSessionId: string): DelegationTaskRecord {
   return {

@@ -10,15 +10,18 @@ import {
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import {
   type AsyncDelegationRegistry,
+  type AsyncUnit,
   createDelegationRegistry,
   type DelegationLifecycleEvent,
   type DelegationRecoveryReport,
+  type ResumeUnitRequest,
 } from '../delegation/async-registry.js';
 import {
   type CompletionDelivery,
   type CompletionDeliveryOptions,
   createCompletionDelivery,
 } from '../delegation/completion-delivery.js';
+import { resumeDelegation } from '../delegation/delegate-task.js';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import type { Agent } from '../loop/agent-types.js';
 import { createAgent } from '../loop/create-agent.js';
@@ -314,6 +317,7 @@ class ProfileRuntimeImpl implements ProfileRuntime {
       store,
       home: this.home,
       onEvent: (event) => this.#logLifecycle(event),
+      resume: (request) => this.#resumeUnit(request),
     });
     this.#registry = registry;
     let delivery: ProfileDeliveryOptions | undefined;
@@ -326,6 +330,17 @@ class ProfileRuntimeImpl implements ProfileRuntime {
       this.#startDelivery(registry, delivery).catch(() => {
         // Logged where it failed; deliveryReady() settles either way.
       });
+  }
+
+  /**
+   * A resumable unit a stopped process left running, built again on this profile's agent for the
+   * surface and model it was dispatched from; it runs in this profile's scope.
+   */
+  async #resumeUnit(request: ResumeUnitRequest): Promise<AsyncUnit> {
+    const spec = request.task.resume;
+    const parent = await this.agent({ platform: spec?.platform, model: spec?.model || undefined });
+    const unit = await this.run(() => resumeDelegation(request, { parent }));
+    return { ...unit, run: (signal) => this.run(() => unit.run(signal)) };
   }
 
   #startDelivery(
@@ -375,7 +390,12 @@ class ProfileRuntimeImpl implements ProfileRuntime {
 
   #logLifecycle(event: DelegationLifecycleEvent): void {
     if (event.type === 'warning') this.#logger.warn({ profile: this.name }, event.message);
-    else if (event.type === 'dispatched' || event.type === 'stalled')
+    else if (
+      event.type === 'dispatched' ||
+      event.type === 'stalled' ||
+      event.type === 'suspended' ||
+      event.type === 'resumed'
+    )
       this.#logger.info(
         { profile: this.name, delegationId: event.delegationId },
         `delegation ${event.type}`,

@@ -1,0 +1,354 @@
+import path from 'node:path';
+import {
+  type Clock,
+  currentProcessIdentity,
+  DELEGATION_OWNER_EXITED_MESSAGE,
+  DELEGATION_RESTORE_MAX_AGE_SECONDS,
+  openSessionStore,
+  type ProcessIdentity,
+  type SessionStore,
+} from '@hermes/session-store';
+import type { RecordedRequest, ScriptedReply } from '@hermes/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import {
+  type DelegationFixture,
+  deadProcess,
+  delegationFixture,
+  isChildRequest,
+  messagesOf,
+  railAgent,
+  routeReplies,
+} from '../../test/delegation-fixtures.js';
+import { waitFor } from '../../test/fixtures.js';
+import type { Agent } from '../loop/agent-types.js';
+import { createAgent } from '../loop/create-agent.js';
+import { type AsyncDelegationRegistry, createDelegationRegistry } from './async-registry.js';
+import type { AsyncDelegationEvent, DelegationTaskRecord } from './completion-event.js';
+import { delegateTask, resumeDelegation } from './delegate-task.js';
+import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
+import { DELEGATION_NOTES } from './delegation-messages.js';
+import { createDelegationRail } from './delegation-rail.js';
+import { formatAsyncDelegation } from './format-async-delegation.js';
+
+const REVIEW_GOAL = 'Review: focus on errors';
+const FINDINGS = 'FINDINGS: the retry loop has no jitter and swallows the last error.';
+
+/** The goal a subagent request works on (its first user message). */
+function goalOf(request: RecordedRequest): string {
+  const first = messagesOf(request).find((message) => message.role === 'user');
+  return typeof first?.content === 'string' ? first.content : '';
+}
+
+/**
+ * Children: the first run of the review hangs (its process is stopped under it), any later run
+ * of it answers the findings; every other goal hangs.
+ */
+function reviewScript(fixture: DelegationFixture): { reviewRuns: () => number } {
+  let reviewRuns = 0;
+  const child = (request: RecordedRequest): ScriptedReply => {
+    if (goalOf(request) !== REVIEW_GOAL) return { text: 'never', delayMs: 10_000 };
+    reviewRuns += 1;
+    return reviewRuns === 1 ? { text: 'never', delayMs: 10_000 } : { text: FINDINGS };
+  };
+  routeReplies(fixture.model, { child: Array.from({ length: 20 }, () => child) });
+  return { reviewRuns: () => reviewRuns };
+}
+
+async function dispatchReview(agent: Agent, sessionId: string): Promise<string> {
+  const rail = createDelegationRail({ agent, sessionId, sessionKey: 'agent:main:api:dm:7' });
+  const dispatched = await rail.dispatch({
+    goal: REVIEW_GOAL,
+    context: 'The uploader retries three times.',
+    credentialsCfg: null,
+    fallbackProviders: [],
+    origin: {},
+    resumable: true,
+  });
+  if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
+  expect(dispatched.mode).toBe('background');
+  return dispatched.delegationId;
+}
+
+interface OtherProcess {
+  readonly store: SessionStore;
+  readonly registry: AsyncDelegationRegistry;
+  readonly published: AsyncDelegationEvent[];
+}
+
+/**
+ * What another process (or this home's next start) has: its own handle on the same state.db,
+ * its own registry able to resume, and an agent over them. `clock` backdates what it writes.
+ */
+async function otherProcess(
+  fixture: DelegationFixture,
+  options: {
+    clock?: Clock;
+    resume?: boolean;
+    /** Hooks around the registry's store calls (to pin down an interleaving of two processes). */
+    hooks?: StoreHooks;
+  } = {},
+): Promise<OtherProcess> {
+  const store = await openSessionStore({
+    path: path.join(fixture.home, 'state.db'),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const published: AsyncDelegationEvent[] = [];
+  let agent: Agent | undefined;
+  const registry = createDelegationRegistry({
+    store: options.hooks ? hooked(store, options.hooks) : store,
+    home: fixture.home,
+    ...(options.resume === false
+      ? {}
+      : { resume: (request) => resumeDelegation(request, { parent: agent as Agent }) }),
+    onEvent: (event) => {
+      if (event.type === 'published') published.push(event.event);
+    },
+  });
+  agent = createAgent({
+    config: fixture.config,
+    store,
+    home: fixture.home,
+    cwd: fixture.workdir,
+    secret: () => undefined,
+    delegations: registry,
+  });
+  // Hooks run last-registered first: the registry closes before its store.
+  onTestFinished(() => store.close());
+  onTestFinished(() => registry.close(2000));
+  return { store, registry, published };
+}
+
+interface StoreHooks {
+  /** Awaited before the call. */
+  readonly before?: Partial<Record<keyof SessionStore, () => Promise<void>>>;
+  /** Called after the call returned. */
+  readonly after?: Partial<Record<keyof SessionStore, () => void>>;
+}
+
+/** The store with `hooks` around some of its methods. */
+function hooked(store: SessionStore, hooks: StoreHooks): SessionStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      const key = property as keyof SessionStore;
+      const before = hooks.before?.[key];
+      const after = hooks.after?.[key];
+      if (before)
+        return async (...args: unknown[]) => {
+          await before();
+          return value.apply(target, args);
+        };
+      if (after)
+        return (...args: unknown[]) => {
+          const result = value.apply(target, args);
+          after();
+          return result;
+        };
+      return value.bind(target);
+    },
+  });
+}
+
+function taskOf(store: SessionStore, delegationId: string): DelegationTaskRecord {
+  return JSON.parse(store.getDelegation(delegationId)?.taskJson ?? '{}') as DelegationTaskRecord;
+}
+
+/** Makes the fixture's own process look dead to the ledger for this row (a SIGKILL, seen from the store). */
+async function killOwner(
+  fixture: DelegationFixture,
+  delegationId: string,
+): Promise<ProcessIdentity> {
+  const dead = await deadProcess();
+  const taken = await fixture.store.transferDelegationOwner({
+    delegationId,
+    from: currentProcessIdentity(),
+    to: dead,
+  });
+  expect(taken).toBe(true);
+  return dead;
+}
+
+describe('resumable delegation units', () => {
+  it('a graceful close leaves a resumable unit running for the next start, which runs it again and publishes the real findings once, marked resumed', async () => {
+    const fixture = await delegationFixture();
+    const script = reviewScript(fixture);
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const reviewId = await dispatchReview(agent, session.id);
+    const plain = await delegateTask(
+      { tasks: [{ goal: 'Count the files in src plainly' }] },
+      { parent: agent, background: true, sessionId: session.id },
+    );
+    await waitFor(() => fixture.model.modelRequests.filter(isChildRequest).length === 2);
+    const first = taskOf(fixture.store, reviewId);
+    expect(first).toMatchObject({ resumable: true, resume_count: 0 });
+
+    await fixture.registry.close();
+    // The plain unit is finalised interrupted, as always; the review is not finalised at all.
+    expect(fixture.published.map((event) => event.delegation_id)).toEqual([plain.delegation_id]);
+    expect(fixture.published[0]?.results[0]?.status).toBe('interrupted');
+    expect(fixture.store.getDelegation(reviewId)).toMatchObject({ state: 'running', ownerPid: 0 });
+
+    const next = await otherProcess(fixture);
+    const report = await next.registry.recover();
+    expect(report.resumed).toEqual([reviewId]);
+    expect(report.orphaned).toEqual([]);
+    await next.registry.idle();
+    expect(script.reviewRuns()).toBe(2);
+    expect(next.published).toHaveLength(1);
+    const [event] = next.published;
+    expect(event).toMatchObject({
+      delegation_id: reviewId,
+      status: 'completed',
+      session_key: 'agent:main:api:dm:7',
+      origin_session_id: session.id,
+      parent_session_id: session.id,
+      resumed: 1,
+    });
+    expect(event?.results[0]).toMatchObject({
+      status: 'completed',
+      summary: FINDINGS,
+      subagent_id: first.subagent_ids[0],
+      task_index: 0,
+    });
+    const text = formatAsyncDelegation(event as AsyncDelegationEvent);
+    expect(text).toContain(FINDINGS);
+    expect(text).toContain(DELEGATION_NOTES.resumed(1, DELEGATION_MAX_RESUMES));
+    expect(next.store.getDelegation(reviewId)?.state).toBe('completed');
+    expect(taskOf(next.store, reviewId).resume_count).toBe(1);
+    // Recovering again finds nothing to resume and nothing new to publish.
+    expect((await next.registry.recover()).resumed).toEqual([]);
+    expect(next.published).toHaveLength(1);
+  });
+
+  it('two registries on one state.db recovering a dead owner’s resumable unit at once: exactly one runs it again', async () => {
+    const fixture = await delegationFixture();
+    const script = reviewScript(fixture);
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const reviewId = await dispatchReview(agent, session.id);
+    await waitFor(() => script.reviewRuns() === 1);
+    await killOwner(fixture, reviewId);
+
+    // Both read the row as a dead owner's before either tries to take it.
+    let rightListed = () => {};
+    const listed = new Promise<void>((resolve) => {
+      rightListed = resolve;
+    });
+    const left = await otherProcess(fixture, {
+      hooks: { before: { transferDelegationOwner: () => listed } },
+    });
+    const right = await otherProcess(fixture, {
+      hooks: { after: { listLiveDelegations: () => rightListed() } },
+    });
+    const reports = await Promise.all([left.registry.recover(), right.registry.recover()]);
+    expect(reports.flatMap((report) => report.resumed)).toEqual([reviewId]);
+    expect(reports.flatMap((report) => report.orphaned)).toEqual([]);
+    await Promise.all([left.registry.idle(), right.registry.idle()]);
+    expect(script.reviewRuns()).toBe(2);
+    const published = [...left.published, ...right.published];
+    expect(published).toHaveLength(1);
+    expect(published[0]?.results[0]?.summary).toBe(FINDINGS);
+
+    // The stopped run, should it still end, cannot overwrite or publish anything.
+    fixture.registry.interruptAll();
+    await fixture.registry.idle();
+    expect(fixture.published).toEqual([]);
+    expect(fixture.store.getDelegation(reviewId)?.state).toBe('completed');
+  });
+
+  it('ends unknown as before: a plain delegate_task unit, a resumable one past its resume budget, and one older than 48 h', async () => {
+    const fixture = await delegationFixture();
+    const script = reviewScript(fixture);
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const plain = await delegateTask(
+      { tasks: [{ goal: 'Count the files in src plainly' }] },
+      { parent: agent, background: true, sessionId: session.id },
+    );
+    const plainId = String(plain.delegation_id);
+    const reviewId = await dispatchReview(agent, session.id);
+    await waitFor(() => fixture.model.modelRequests.filter(isChildRequest).length === 2);
+    const resumable = taskOf(fixture.store, reviewId);
+    expect(taskOf(fixture.store, plainId).resumable).toBeUndefined();
+    await killOwner(fixture, plainId);
+    const reviewOwner = await killOwner(fixture, reviewId);
+    fixture.registry.interruptAll();
+    await fixture.registry.idle();
+
+    const dead = await deadProcess();
+    const twoDaysAgo = Date.now() / 1000 - DELEGATION_RESTORE_MAX_AGE_SECONDS - 3600;
+    const past = await otherProcess(fixture, {
+      clock: { now: () => twoDaysAgo, monotonicMs: () => performance.now() },
+      resume: false,
+    });
+    await past.store.recordDelegationStart({
+      delegationId: 'deleg_old00001',
+      sessionKey: session.id,
+      parentSessionId: session.id,
+      task: resumable,
+      owner: dead,
+    });
+    // The review row itself already had its one resume.
+    expect(
+      await fixture.store.transferDelegationOwner({
+        delegationId: reviewId,
+        from: reviewOwner,
+        to: reviewOwner,
+        task: { ...resumable, resume_count: DELEGATION_MAX_RESUMES },
+      }),
+    ).toBe(true);
+
+    const next = await otherProcess(fixture);
+    const report = await next.registry.recover();
+    expect(report.resumed).toEqual([]);
+    expect(report.orphaned.sort()).toEqual([plainId, reviewId, 'deleg_old00001'].sort());
+    for (const id of [plainId, reviewId, 'deleg_old00001']) {
+      expect(next.store.getDelegation(id)?.state).toBe('unknown');
+      expect(next.store.getDelegation(id)?.error).toBe(DELEGATION_OWNER_EXITED_MESSAGE);
+    }
+    expect(script.reviewRuns()).toBe(1);
+  });
+
+  it('a /stop still finalises a resumable unit as interrupted and publishes it', async () => {
+    const fixture = await delegationFixture();
+    const script = reviewScript(fixture);
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const reviewId = await dispatchReview(agent, session.id);
+    await waitFor(() => script.reviewRuns() === 1);
+    expect(fixture.registry.interruptAll('stop')).toBe(1);
+    await fixture.registry.idle();
+    expect(fixture.published.map((event) => event.delegation_id)).toEqual([reviewId]);
+    expect(fixture.published[0]?.results[0]?.status).toBe('interrupted');
+    expect(fixture.store.getDelegation(reviewId)?.state).not.toBe('running');
+    // Nothing is left for a later start to run again.
+    const next = await otherProcess(fixture);
+    expect((await next.registry.recover()).resumed).toEqual([]);
+  });
+
+  it('a unit that was already resumed once is finalised interrupted by the next graceful close', async () => {
+    const fixture = await delegationFixture();
+    let reviewRuns = 0;
+    routeReplies(fixture.model, {
+      child: Array.from({ length: 5 }, () => () => {
+        reviewRuns += 1;
+        return { text: 'never', delayMs: 10_000 };
+      }),
+    });
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const reviewId = await dispatchReview(agent, session.id);
+    await waitFor(() => reviewRuns === 1);
+    await fixture.registry.close();
+    const second = await otherProcess(fixture);
+    expect((await second.registry.recover()).resumed).toEqual([reviewId]);
+    await waitFor(() => reviewRuns === 2);
+    await second.registry.close();
+    expect(second.published).toHaveLength(1);
+    expect(second.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 1 });
+    expect(second.published[0]?.results[0]?.status).toBe('interrupted');
+    expect(second.store.getDelegation(reviewId)?.state).not.toBe('running');
+  });
+});

@@ -32,6 +32,12 @@ export interface DelegationRequest {
    */
   readonly fallbackProviders: readonly unknown[];
   readonly origin: ReviewOrigin;
+  /**
+   * The job is safe to run again: a review is an investigation, so a rail that can should run it
+   * again from this request when its process stops before the reviewer finishes (a restart, a
+   * crash) instead of reporting an unknown outcome. `startReview` always sets it.
+   */
+  readonly resumable?: boolean | undefined;
 }
 
 /** The rail accepted the reviewer. */

@@ -127,6 +127,13 @@ describe('startReview', () => {
     expect(review.reviewModel).toBe('gpt-5');
   });
 
+  it('marks the reviewer dispatch resumable: a review is safe to run again after a restart', async () => {
+    const { rail, requests } = recordingRail();
+    await startReview({ messages: conversation, rail, instructions: 'focus on errors' });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.resumable).toBe(true);
+  });
+
   it('asks for a review of the recent work when given no instructions', async () => {
     const { rail, requests } = recordingRail();
     const review = await startReview({ messages: conversation, rail });

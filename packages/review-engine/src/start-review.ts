@@ -97,7 +97,7 @@ function interpretOutcome(outcome: unknown): DelegationDispatch {
 /**
  * Starts an independent reviewer over the recent conversation: snapshot (last 10 user/assistant
  * messages), loaded skills, the git diff for a git target, the briefing, the route from
- * `auxiliary.review`, then one `rail.dispatch`. Refuses with a `ReviewRefusal` whose message is for
+ * `auxiliary.review`, then one `rail.dispatch` (marked `resumable`). Refuses with a `ReviewRefusal` whose message is for
  * the user: `No active agent — send a message first.` (no rail), `Nothing to review yet — the
  * conversation is empty.`, the usage and git texts, the rail's own `error`, or `Review dispatch
  * failed: …` for an answer that is neither. A git-target review needs no conversation.
@@ -132,6 +132,8 @@ export async function startReview(options: StartReviewOptions): Promise<ReviewSt
     credentialsCfg,
     fallbackProviders: resolveReviewFallbackProviders(options.config),
     origin: { ...options.origin },
+    // A review only investigates: running it again after a restart is safe.
+    resumable: true,
   });
   const dispatch = interpretOutcome(outcome);
   const railModel = typeof dispatch.model === 'string' ? dispatch.model : '';

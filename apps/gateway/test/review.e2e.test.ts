@@ -6,7 +6,7 @@ import {
   tempHome,
 } from '@hermes/testkit';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { modelConfig, type StartedGateway, startGateway, writeConfig } from './gateway-process.js';
 
 type Message = { role: string; content: string };
@@ -40,14 +40,23 @@ function lastUser(request: RecordedRequest): string {
   return typeof user?.content === 'string' ? user.content : '';
 }
 
-/** The model: a primary agent that did some work, a reviewer, and the primary reading the review. */
-function reviewModel(options: { reviewerDelayMs?: number } = {}) {
+/**
+ * The model: a primary agent that did some work, a reviewer, and the primary reading the review.
+ * `firstReviewerDelayMs` slows only the reviewer's first model call (a run a stop lands in).
+ */
+function reviewModel(options: { reviewerDelayMs?: number; firstReviewerDelayMs?: number } = {}) {
+  let reviewerCalls = 0;
   const reply = (request: RecordedRequest): ScriptedReply => {
-    if (isReviewer(request))
+    if (isReviewer(request)) {
+      reviewerCalls += 1;
       return {
         text: 'REVIEW: looks good, but the retry has no jitter.',
-        delayMs: options.reviewerDelayMs ?? 0,
+        delayMs:
+          reviewerCalls === 1 && options.firstReviewerDelayMs !== undefined
+            ? options.firstReviewerDelayMs
+            : (options.reviewerDelayMs ?? 0),
       };
+    }
     const prompt = lastUser(request);
     if (prompt.startsWith(COMPLETION_PREFIX))
       return { text: 'Noted the review: I will add jitter.' };
@@ -183,4 +192,58 @@ describe('/review', () => {
       (await messages(third, id)).filter((row) => row.content.startsWith(COMPLETION_PREFIX)),
     ).toHaveLength(1);
   });
+
+  it.each([
+    ['killed (SIGKILL)', 'SIGKILL', null],
+    ['stopped (SIGTERM)', 'SIGTERM', 0],
+    ['restarted (SIGUSR1)', 'SIGUSR1', 75],
+  ] as const)(
+    'runs a review the gateway was %s under again after the restart: its findings come back once',
+    async (_name, signal, exitCode) => {
+      const model = await reviewModel({ firstReviewerDelayMs: 60_000 });
+      const home = (await tempHome()).path;
+      await writeConfig(home, modelConfig(model.baseUrl));
+      const first = await startGateway({ home });
+      const session = await first.json<{ session: { id: string } }>('/api/sessions', {
+        method: 'POST',
+        json: {},
+      });
+      const id = session.body.session.id;
+      await chat(first, id, 'Add retries to the uploader.');
+      expect((await chat(first, id, '/review focus on errors')).body.message.content).toBe(
+        'Review started. Results will return here.',
+      );
+      // The reviewer is mid-way through its first model call when the gateway goes.
+      await until(
+        async () => model.modelRequests.filter(isReviewer).length,
+        (count) => count === 1,
+      );
+      first.process.kill(signal);
+      const exit = await first.process.exited;
+      if (exitCode !== null) expect(exit.code).toBe(exitCode);
+      // Nothing reached the chat meanwhile: no interrupted or unknown result.
+      const ledger = new Database(path.join(home, 'state.db'), { readonly: true });
+      try {
+        expect(ledger.prepare('SELECT state FROM async_delegations').all()).toEqual([
+          { state: 'running' },
+        ]);
+      } finally {
+        ledger.close();
+      }
+
+      const second = await startGateway({ home });
+      onTestFinished(() => second.process.stop().then(() => {}));
+      const after = await until(
+        () => messages(second, id),
+        (rows) => rows.some((row) => row.content === 'Noted the review: I will add jitter.'),
+      );
+      const injected = after.filter((row) => row.content.startsWith(COMPLETION_PREFIX));
+      expect(injected).toHaveLength(1);
+      expect(injected[0]?.content).toContain('REVIEW: looks good, but the retry has no jitter.');
+      expect(injected[0]?.content).toContain('Resumed after a restart');
+      expect(injected[0]?.content).not.toContain('outcome=unknown');
+      expect(model.modelRequests.filter(isReviewer)).toHaveLength(2);
+      expect(after.map((row) => row.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    },
+  );
 });

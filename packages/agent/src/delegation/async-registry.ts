@@ -12,7 +12,12 @@ import {
   RELEASED_DELEGATION_OWNER,
   type SessionStore,
 } from '@hermes/session-store';
-import { type BatchResult, batchStatus, type ChildResult } from './child-result.js';
+import {
+  type BatchResult,
+  batchStatus,
+  type ChildResult,
+  placeholderResult,
+} from './child-result.js';
 import {
   type AsyncDelegationEvent,
   type DelegationResultRecord,
@@ -717,14 +722,16 @@ export class AsyncDelegationRegistry {
       });
       if (!taken) continue; // another process got it first
       await removeCheckpoints(this.home, row.delegationId);
-      await this.#startResumed(row, next);
-      resumed.push(row.delegationId);
+      if (await this.#startResumed(row, next)) resumed.push(row.delegationId);
     }
     return resumed;
   }
 
-  /** Runs a taken-over unit again; one that cannot be built again ends `unknown`, published. */
-  async #startResumed(row: AsyncDelegationRecord, task: DelegationTaskRecord): Promise<void> {
+  /**
+   * Runs a taken-over unit again (true); one that cannot be built again ends `unknown`, published
+   * with the reason (false).
+   */
+  async #startResumed(row: AsyncDelegationRecord, task: DelegationTaskRecord): Promise<boolean> {
     const scope = getHomeScope();
     const origin: DelegationOrigin = {
       sessionKey: row.sessionKey,
@@ -755,8 +762,19 @@ export class AsyncDelegationRegistry {
       };
       const record = newRecord(stub, row.dispatchedAt);
       this.#records.set(row.delegationId, record);
-      await this.#finalize(record, { status: 'unknown', results: [], error: reason });
-      return;
+      // One `unknown` entry per task, so every goal the delegating agent asked for is named.
+      const results = task.goals.map((goal, position) =>
+        placeholderResult({
+          taskIndex: task.task_indexes[position] ?? position,
+          subagentId: task.subagent_ids[position] ?? `sa-${position}`,
+          goal,
+          model: task.model,
+          status: 'unknown',
+          error: reason,
+        }),
+      );
+      await this.#finalize(record, { status: 'unknown', results, error: reason });
+      return false;
     }
     const record = newRecord({ ...unit, task, origin }, row.dispatchedAt);
     this.#records.set(row.delegationId, record);
@@ -774,6 +792,7 @@ export class AsyncDelegationRegistry {
       delegationId: row.delegationId,
       resumeCount: task.resume_count ?? 1,
     });
+    return true;
   }
 
   /**

@@ -26,7 +26,7 @@ import { type AsyncDelegationRegistry, createDelegationRegistry } from './async-
 import type { AsyncDelegationEvent, DelegationTaskRecord } from './completion-event.js';
 import { delegateTask, resumeDelegation } from './delegate-task.js';
 import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
-import { DELEGATION_NOTES } from './delegation-messages.js';
+import { DELEGATION_ERROR_MESSAGES, DELEGATION_NOTES } from './delegation-messages.js';
 import { createDelegationRail } from './delegation-rail.js';
 import { formatAsyncDelegation } from './format-async-delegation.js';
 
@@ -350,5 +350,40 @@ describe('resumable delegation units', () => {
     expect(second.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 1 });
     expect(second.published[0]?.results[0]?.status).toBe('interrupted');
     expect(second.store.getDelegation(reviewId)?.state).not.toBe('running');
+  });
+
+  it('a resumable unit that cannot be built again ends unknown with the reason, published once', async () => {
+    const fixture = await delegationFixture();
+    const script = reviewScript(fixture);
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const reviewId = await dispatchReview(agent, session.id);
+    await waitFor(() => script.reviewRuns() === 1);
+    await killOwner(fixture, reviewId);
+    const store = await openSessionStore({ path: path.join(fixture.home, 'state.db') });
+    const published: AsyncDelegationEvent[] = [];
+    const registry = createDelegationRegistry({
+      store,
+      home: fixture.home,
+      resume: async () => {
+        throw new Error('the model route is gone');
+      },
+      onEvent: (event) => {
+        if (event.type === 'published') published.push(event.event);
+      },
+    });
+    onTestFinished(() => store.close());
+    onTestFinished(() => registry.close(2000));
+    const report = await registry.recover();
+    expect(report.resumed).toEqual([]);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({ delegation_id: reviewId, status: 'unknown', resumed: 1 });
+    expect(published[0]?.error).toBe(
+      DELEGATION_ERROR_MESSAGES.resumeFailed('the model route is gone'),
+    );
+    expect(store.getDelegation(reviewId)?.state).toBe('unknown');
+    const text = formatAsyncDelegation(published[0] as AsyncDelegationEvent);
+    expect(text).toContain(`TASK 1/1: ${REVIEW_GOAL}  (outcome=unknown, status=unknown`);
+    expect(text).toContain('the model route is gone');
   });
 });

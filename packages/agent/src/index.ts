@@ -55,7 +55,6 @@ export {
   type DelegateTaskResult,
   type DelegationCredentialsConfig,
   delegateTask,
-  resumeDelegation,
 } from './delegation/delegate-task.js';
 export {
   buildDelegateTaskDescription,
@@ -106,6 +105,7 @@ export {
   type DelegationRoutingConfig,
   resolveChildRuntime,
 } from './delegation/resolve-child-runtime.js';
+export { resumeDelegation } from './delegation/resume-delegation.js';
 export { completionLine, truncateSummary } from './delegation/run-batch.js';
 export {
   type LiveSubagent,

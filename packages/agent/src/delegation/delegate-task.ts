@@ -1,32 +1,18 @@
-import { estimateTokens } from '../compression/estimate-tokens.js';
 import type { AgentEvent } from '../events.js';
 import type { Agent } from '../loop/agent-types.js';
-import { loadMessages, rowsToMessages } from '../loop/transcript.js';
-import { DEFAULT_CONTEXT_LENGTH } from '../model/provider-catalog.js';
-import type {
-  AsyncDelegationRegistry,
-  AsyncUnit,
-  DelegationOrigin,
-  ResumeUnitRequest,
-} from './async-registry.js';
+import type { AsyncDelegationRegistry, DelegationOrigin } from './async-registry.js';
+import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren, newDelegationId } from './build-children.js';
-import type { BatchResult, ChildResult } from './child-result.js';
-import {
-  type DelegationResumeSpec,
-  type DelegationTaskRecord,
-  type ResumableTaskRecord,
-  unitGoal,
-} from './completion-event.js';
+import type { ChildResult } from './child-result.js';
 import { DELEGATE_TASK_TOOL_NAME } from './delegation-limits.js';
 import { DELEGATION_NOTES, DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
-import { writePartialResults } from './ledger-files.js';
-import { type DelegationTask, normalizeTasks } from './normalize-tasks.js';
+import { normalizeTasks } from './normalize-tasks.js';
 import {
-  type ChildRuntime,
   type DelegationRoutingConfig,
   delegationRouting,
   resolveChildRuntime,
 } from './resolve-child-runtime.js';
+import { resumeSpec } from './resume-delegation.js';
 import { type BatchEvent, runBatch } from './run-batch.js';
 import { processSubagents, type SubagentTracker } from './subagent-tracker.js';
 
@@ -82,11 +68,6 @@ function root(agent: Agent): Agent {
 }
 
 const oneShotSpawned = new WeakMap<Agent, number>();
-
-function ownerKey(agent: Agent, sessionId: string | undefined): string {
-  if (!sessionId) return 'no-session';
-  return agent.store.getSession(sessionId)?.lineageRootId ?? sessionId;
-}
 
 /**
  * `delegate_task` for model and non-model callers (§6.2–6.8). Validation runs in the reference's
@@ -225,7 +206,8 @@ export async function delegateTask(
           ? {
               resume: resumeSpec(parent, {
                 children: unit.children,
-                options,
+                credentialsCfg: options.credentialsCfg,
+                fallbackProviders: options.fallbackProviders,
                 sessionId,
                 cwd,
               }),
@@ -271,201 +253,6 @@ export async function delegateTask(
   };
 }
 
-type UnitBatchOptions = Omit<Parameters<typeof runBatch>[0], 'delegationId' | 'children'>;
-
-/** What every batch of one delegating agent and session shares. */
-async function unitBatchOptions(
-  parent: Agent,
-  input: {
-    tracker: SubagentTracker;
-    owner: string;
-    sessionId: string | undefined;
-    runtime: ChildRuntime;
-  },
-): Promise<UnitBatchOptions> {
-  const delegation = parent.config.delegation;
-  return {
-    maxConcurrent: delegation.maxConcurrentChildren,
-    tracker: input.tracker,
-    owners: [input.owner, ...ancestorOwners(parent, input.sessionId)],
-    home: parent.home,
-    timeoutSeconds: delegation.childTimeoutSeconds,
-    maxSummaryChars: delegation.maxSummaryChars,
-    headroomTokens: await parentHeadroom(
-      parent,
-      input.sessionId,
-      input.runtime.route.contextLength,
-    ),
-  };
-}
-
-const KEY_FIELDS = new Set(['api_key', 'apiKey']);
-
-/** A fallback entry as the ledger may hold it: its own key left out. */
-function withoutKey(entry: unknown): unknown {
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
-  return Object.fromEntries(Object.entries(entry).filter(([key]) => !KEY_FIELDS.has(key)));
-}
-
-/** What another process needs to run a unit again (no secrets: keys come from the live config). */
-function resumeSpec(
-  parent: Agent,
-  input: {
-    children: readonly BuiltChild[];
-    options: DelegateTaskOptions;
-    sessionId: string | undefined;
-    cwd: string;
-  },
-): DelegationResumeSpec {
-  const credentials = input.options.credentialsCfg;
-  return {
-    tasks: input.children.map(
-      ({ task }): ResumableTaskRecord => ({
-        goal: task.goal,
-        context: task.context,
-        ...(task.outputSchema ? { output_schema: task.outputSchema } : {}),
-        ...(task.images ? { images: task.images } : {}),
-        ...(task.group !== undefined ? { group: task.group } : {}),
-      }),
-    ),
-    credentials: credentials
-      ? {
-          provider: credentials.provider,
-          model: credentials.model,
-          baseUrl: credentials.baseUrl,
-          apiMode: credentials.apiMode,
-          hadApiKey: credentials.apiKey !== '',
-        }
-      : null,
-    fallback_providers: credentials ? (input.options.fallbackProviders ?? []).map(withoutKey) : [],
-    session_id: input.sessionId ?? null,
-    cwd: input.cwd,
-    platform: parent.platform,
-    model: parent.config.model.model,
-  };
-}
-
-/**
- * The key a resumed unit's pinned route runs with: the live `auxiliary.review` key when that block
- * still names the same route (the ledger never holds keys), else none — the provider's own secret
- * then applies, as for any route without a key.
- */
-function liveRouteKey(
-  parent: Agent,
-  credentials: NonNullable<DelegationResumeSpec['credentials']>,
-): string {
-  if (!credentials.hadApiKey) return '';
-  const live = parent.config.auxiliary.review;
-  const provider = live.provider.toLowerCase() === 'auto' ? '' : live.provider;
-  return provider === credentials.provider &&
-    live.model === credentials.model &&
-    live.baseUrl === credentials.baseUrl
-    ? live.apiKey
-    : '';
-}
-
-/**
- * Rebuilds a resumable unit from its ledger record so it can run again after its process stopped:
- * the same delegation id, origin and session binding, task indexes and subagent ids, fresh child
- * agents and sessions. `parent` is an agent of the same profile (its tools, config and registry).
- * Throws an `Error` whose message says why the unit cannot run again.
- */
-export async function resumeDelegation(
-  request: ResumeUnitRequest,
-  options: { readonly parent: Agent },
-): Promise<AsyncUnit> {
-  const { parent } = options;
-  const registry = parent.options.delegations;
-  if (!registry) throw new Error('the agent has no delegation registry');
-  const spec = request.task.resume;
-  if (!spec || spec.tasks.length === 0) throw new Error('the ledger holds no task to run again');
-  const delegation = parent.config.delegation;
-  const routing: DelegationRoutingConfig = spec.credentials
-    ? {
-        provider: spec.credentials.provider,
-        model: spec.credentials.model,
-        baseUrl: spec.credentials.baseUrl,
-        apiMode: spec.credentials.apiMode,
-        apiKey: liveRouteKey(parent, spec.credentials),
-        fallbackProviders: spec.fallback_providers,
-        where: 'auxiliary.review',
-      }
-    : delegationRouting(delegation);
-  const runtime = resolveChildRuntime(parent, routing);
-  if ('error' in runtime) throw new Error(runtime.error);
-  const tasks: DelegationTask[] = spec.tasks.map((task) => ({
-    goal: task.goal,
-    context: task.context,
-    ...(task.output_schema ? { outputSchema: task.output_schema } : {}),
-    ...(task.images ? { images: task.images } : {}),
-    ...(task.group !== undefined ? { group: task.group } : {}),
-  }));
-  const sessionId = spec.session_id ?? undefined;
-  const built = await buildChildren({
-    parent,
-    tasks,
-    runtime,
-    parentSessionId: request.origin.parentSessionId ?? undefined,
-    cwd: spec.cwd,
-  });
-  // The same task indexes and subagent ids as the run that stopped: the completion reads as one unit.
-  const children = built.map((child, position) => ({
-    ...child,
-    taskIndex: request.task.task_indexes[position] ?? child.taskIndex,
-    subagentId: request.task.subagent_ids[position] ?? child.subagentId,
-  }));
-  const batchOptions = await unitBatchOptions(parent, {
-    tracker: registry.subagents,
-    owner: ownerKey(parent, sessionId),
-    sessionId,
-    runtime,
-  });
-  return makeUnit({
-    unitId: request.delegationId,
-    slotKey: request.delegationId,
-    children,
-    group: request.task.group,
-    origin: request.origin,
-    registry,
-    batchOptions,
-    task: request.task,
-  });
-}
-
-/**
- * The lineage roots of the conversations above `sessionId` in a spawn tree (a subagent's session
- * hangs off its parent's with `parent_edge: delegate`), so an orchestrator's own children are
- * also in the tree of the conversation that spawned the orchestrator.
- */
-function ancestorOwners(parent: Agent, sessionId: string | undefined): string[] {
-  const owners: string[] = [];
-  let current = sessionId ? parent.store.getSession(sessionId) : undefined;
-  for (let depth = 0; current && depth < 16; depth += 1) {
-    if (current.parentEdge !== 'delegate' || !current.parentSessionId) break;
-    const above = parent.store.getSession(current.parentSessionId);
-    if (!above) break;
-    owners.push(above.lineageRootId);
-    current = above;
-  }
-  return owners;
-}
-
-async function parentHeadroom(
-  parent: Agent,
-  sessionId: string | undefined,
-  childContextLength: number | undefined,
-): Promise<number | undefined> {
-  if (!sessionId || !parent.store.getSession(sessionId)) return undefined;
-  let contextLength = childContextLength ?? DEFAULT_CONTEXT_LENGTH;
-  try {
-    contextLength = parent.route().contextLength ?? contextLength;
-  } catch {
-    // The child's own window stands in.
-  }
-  const used = estimateTokens(rowsToMessages(loadMessages(parent.store, sessionId)));
-  return Math.max(0, contextLength - used);
-}
-
 interface PlannedUnit {
   readonly id: string;
   readonly group: string | undefined;
@@ -496,76 +283,6 @@ function splitUnits(
     members.push(child);
   }
   return units.map((unit, index) => ({ ...unit, id: `${delegationId}-${index + 1}` }));
-}
-
-function makeUnit(input: {
-  unitId: string;
-  slotKey: string;
-  children: BuiltChild[];
-  group: string | undefined;
-  origin: DelegationOrigin;
-  registry: AsyncDelegationRegistry;
-  batchOptions: UnitBatchOptions;
-  /** Makes the unit resumable: how to run it again. */
-  resume?: DelegationResumeSpec;
-  /** The ledger's record of a unit being run again (kept as it is). */
-  task?: DelegationTaskRecord;
-}): AsyncUnit {
-  const { unitId, children, registry } = input;
-  const goals = children.map((child) => child.task.goal);
-  const first = children[0] as BuiltChild;
-  const task: DelegationTaskRecord = input.task ?? {
-    goal: unitGoal(goals),
-    goals,
-    context: children.length === 1 ? first.task.context : joinContexts(children),
-    toolsets: first.toolsets,
-    role: first.role,
-    model: first.model,
-    origin_session_id: input.origin.originSessionId ?? null,
-    task_indexes: children.map((child) => child.taskIndex),
-    subagent_ids: children.map((child) => child.subagentId),
-    ...(input.group ? { group: input.group } : {}),
-    ...(input.resume ? { resumable: true, resume_count: 0, resume: input.resume } : {}),
-  };
-  const finished: ChildResult[] = [];
-  return {
-    delegationId: unitId,
-    slotKey: input.slotKey,
-    task,
-    origin: input.origin,
-    maxConcurrent: input.batchOptions.maxConcurrent,
-    run: (signal): Promise<BatchResult> =>
-      runBatch({
-        ...input.batchOptions,
-        delegationId: unitId,
-        children,
-        signal,
-        onEvent: (event) => registry.report({ type: 'subagent', delegationId: unitId, event }),
-        onResult: async (result) => {
-          finished.push(result);
-          if (children.length > 1) await writePartialResults(registry.home, unitId, finished);
-        },
-      }).then((batch) => (input.group ? { ...batch, group: input.group } : batch)),
-    progress: () => {
-      const live = registry.subagents.forDelegation(unitId);
-      let apiCalls = 0;
-      let lastActivityMs = 0;
-      let currentTool: string | undefined;
-      for (const subagent of live) {
-        apiCalls += subagent.apiCalls;
-        lastActivityMs = Math.max(lastActivityMs, subagent.lastActivityMs);
-        currentTool ??= subagent.currentTool;
-      }
-      return { apiCalls, currentTool, lastActivityMs, inTool: currentTool !== undefined };
-    },
-    partialResults: () => finished,
-  };
-}
-
-function joinContexts(children: readonly BuiltChild[]): string {
-  return children
-    .map((child) => `[task ${child.taskIndex + 1}] ${child.task.context || '(none)'}`)
-    .join('\n');
 }
 
 function controlAction(

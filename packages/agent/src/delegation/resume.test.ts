@@ -24,11 +24,12 @@ import type { Agent } from '../loop/agent-types.js';
 import { createAgent } from '../loop/create-agent.js';
 import { type AsyncDelegationRegistry, createDelegationRegistry } from './async-registry.js';
 import type { AsyncDelegationEvent, DelegationTaskRecord } from './completion-event.js';
-import { delegateTask, resumeDelegation } from './delegate-task.js';
+import { delegateTask } from './delegate-task.js';
 import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
 import { DELEGATION_ERROR_MESSAGES, DELEGATION_NOTES } from './delegation-messages.js';
 import { createDelegationRail } from './delegation-rail.js';
 import { formatAsyncDelegation } from './format-async-delegation.js';
+import { resumeDelegation } from './resume-delegation.js';
 
 const REVIEW_GOAL = 'Review: focus on errors';
 const FINDINGS = 'FINDINGS: the retry loop has no jitter and swallows the last error.';

@@ -21,7 +21,7 @@ import {
   type CompletionDeliveryOptions,
   createCompletionDelivery,
 } from '../delegation/completion-delivery.js';
-import { resumeDelegation } from '../delegation/delegate-task.js';
+import { resumeDelegation } from '../delegation/resume-delegation.js';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import type { Agent } from '../loop/agent-types.js';
 import { createAgent } from '../loop/create-agent.js';

@@ -1,0 +1,146 @@
+import type { Agent } from '../loop/agent-types.js';
+import type { AsyncUnit, ResumeUnitRequest } from './async-registry.js';
+import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
+import { type BuiltChild, buildChildren } from './build-children.js';
+import type { DelegationResumeSpec, ResumableTaskRecord } from './completion-event.js';
+import type { DelegationCredentialsConfig } from './delegate-task.js';
+import type { DelegationTask } from './normalize-tasks.js';
+import {
+  type DelegationRoutingConfig,
+  delegationRouting,
+  resolveChildRuntime,
+} from './resolve-child-runtime.js';
+
+const KEY_FIELDS = new Set(['api_key', 'apiKey']);
+
+/** A fallback entry as the ledger may hold it: its own key left out. */
+function withoutKey(entry: unknown): unknown {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
+  return Object.fromEntries(Object.entries(entry).filter(([key]) => !KEY_FIELDS.has(key)));
+}
+
+/** What another process needs to run a unit again (no secrets: keys come from the live config). */
+export function resumeSpec(
+  parent: Agent,
+  input: {
+    children: readonly BuiltChild[];
+    credentialsCfg: DelegationCredentialsConfig | null | undefined;
+    fallbackProviders: readonly unknown[] | undefined;
+    sessionId: string | undefined;
+    cwd: string;
+  },
+): DelegationResumeSpec {
+  const credentials = input.credentialsCfg;
+  return {
+    tasks: input.children.map(
+      ({ task }): ResumableTaskRecord => ({
+        goal: task.goal,
+        context: task.context,
+        ...(task.outputSchema ? { output_schema: task.outputSchema } : {}),
+        ...(task.images ? { images: task.images } : {}),
+        ...(task.group !== undefined ? { group: task.group } : {}),
+      }),
+    ),
+    credentials: credentials
+      ? {
+          provider: credentials.provider,
+          model: credentials.model,
+          baseUrl: credentials.baseUrl,
+          apiMode: credentials.apiMode,
+          hadApiKey: credentials.apiKey !== '',
+        }
+      : null,
+    fallback_providers: credentials ? (input.fallbackProviders ?? []).map(withoutKey) : [],
+    session_id: input.sessionId ?? null,
+    cwd: input.cwd,
+    platform: parent.platform,
+    model: parent.config.model.model,
+  };
+}
+
+/**
+ * The key a resumed unit's pinned route runs with: the live `auxiliary.review` key when that block
+ * still names the same route (the ledger never holds keys), else none — the provider's own secret
+ * then applies, as for any route without a key.
+ */
+function liveRouteKey(
+  parent: Agent,
+  credentials: NonNullable<DelegationResumeSpec['credentials']>,
+): string {
+  if (!credentials.hadApiKey) return '';
+  const live = parent.config.auxiliary.review;
+  const provider = live.provider.toLowerCase() === 'auto' ? '' : live.provider;
+  return provider === credentials.provider &&
+    live.model === credentials.model &&
+    live.baseUrl === credentials.baseUrl
+    ? live.apiKey
+    : '';
+}
+
+/**
+ * Rebuilds a resumable unit from its ledger record so it can run again after its process stopped:
+ * the same delegation id, origin and session binding, task indexes and subagent ids, fresh child
+ * agents and sessions. `parent` is an agent of the same profile (its tools, config and registry).
+ * Throws an `Error` whose message says why the unit cannot run again.
+ */
+export async function resumeDelegation(
+  request: ResumeUnitRequest,
+  options: { readonly parent: Agent },
+): Promise<AsyncUnit> {
+  const { parent } = options;
+  const registry = parent.options.delegations;
+  if (!registry) throw new Error('the agent has no delegation registry');
+  const spec = request.task.resume;
+  if (!spec || spec.tasks.length === 0) throw new Error('the ledger holds no task to run again');
+  const delegation = parent.config.delegation;
+  const routing: DelegationRoutingConfig = spec.credentials
+    ? {
+        provider: spec.credentials.provider,
+        model: spec.credentials.model,
+        baseUrl: spec.credentials.baseUrl,
+        apiMode: spec.credentials.apiMode,
+        apiKey: liveRouteKey(parent, spec.credentials),
+        fallbackProviders: spec.fallback_providers,
+        where: 'auxiliary.review',
+      }
+    : delegationRouting(delegation);
+  const runtime = resolveChildRuntime(parent, routing);
+  if ('error' in runtime) throw new Error(runtime.error);
+  const tasks: DelegationTask[] = spec.tasks.map((task) => ({
+    goal: task.goal,
+    context: task.context,
+    ...(task.output_schema ? { outputSchema: task.output_schema } : {}),
+    ...(task.images ? { images: task.images } : {}),
+    ...(task.group !== undefined ? { group: task.group } : {}),
+  }));
+  const sessionId = spec.session_id ?? undefined;
+  const built = await buildChildren({
+    parent,
+    tasks,
+    runtime,
+    parentSessionId: request.origin.parentSessionId ?? undefined,
+    cwd: spec.cwd,
+  });
+  // The same task indexes and subagent ids as the run that stopped: the completion reads as one unit.
+  const children = built.map((child, position) => ({
+    ...child,
+    taskIndex: request.task.task_indexes[position] ?? child.taskIndex,
+    subagentId: request.task.subagent_ids[position] ?? child.subagentId,
+  }));
+  const batchOptions = await unitBatchOptions(parent, {
+    tracker: registry.subagents,
+    owner: ownerKey(parent, sessionId),
+    sessionId,
+    runtime,
+  });
+  return makeUnit({
+    unitId: request.delegationId,
+    slotKey: request.delegationId,
+    children,
+    group: request.task.group,
+    origin: request.origin,
+    registry,
+    batchOptions,
+    task: request.task,
+  });
+}

@@ -97,14 +97,17 @@ describe.runIf(process.platform === 'linux')('hermes chat in a terminal', () => 
     expect((await chat.exited).code).toBe(0);
   });
 
-  it('keeps a background result owed when the chat closes, and delivers it when the conversation is opened again', async () => {
+  it('runs a review cut off by closing the chat again, and delivers its findings when the conversation is opened again', async () => {
     const { env, home } = await testHome();
     const model = await startModelServer({
       script: [
         { text: 'The plan: migrate in two steps.' },
         // The reviewer is slow: the chat is closed while it works.
         { text: 'REVIEW: too late', delayMs: 8000 },
-        { text: 'Noted the interrupted review.' },
+        // The next chat runs the review again …
+        { text: 'REVIEW: split the migration into smaller steps.' },
+        // … and its findings re-enter the conversation.
+        { text: 'Noted the review.' },
       ],
     });
     await writeModelConfig(home, model.baseUrl);
@@ -115,19 +118,21 @@ describe.runIf(process.platform === 'linux')('hermes chat in a terminal', () => 
     first.write('/review\r');
     await first.waitFor(/Review started\./);
     first.write('\u0004');
-    await first.waitFor(/background result still pending/);
+    await first.waitFor(
+      /background result still pending: running agents stop now \(a review starts over/,
+    );
     expect((await first.exited).code).toBe(0);
 
     const second = spawnInPty(['chat', '--continue'], env);
-    // The reviewer was stopped when the first chat closed: its (empty) result says so.
+    // The reviewer stopped with the first chat; the second ran it again and shows its findings.
     await second.waitFor(
-      /── Background result: Review recent work \(\w+\) ──\n\(no result: the subagent ended interrupted/,
+      /── Background result: Review recent work \(completed\) ──\nREVIEW: split the migration into smaller steps\./,
     );
-    await second.waitFor(/Noted the interrupted review\./);
+    await second.waitFor(/Noted the review\./);
     second.write('\u0004');
     expect((await second.exited).code).toBe(0);
     const injected =
-      (model.modelRequests[2]?.body as { messages?: { role: string; content: string }[] })
+      (model.modelRequests[3]?.body as { messages?: { role: string; content: string }[] })
         ?.messages ?? [];
     expect(injected.filter((message) => message.role === 'user').at(-1)?.content).toMatch(
       /^\[ASYNC DELEGATION BATCH COMPLETE — /,

@@ -150,14 +150,16 @@ describe('/review from slash.exec', () => {
     void RpcErrorReply;
   });
 
-  it('delivers the review into the same conversation after the bridge died mid-review', async () => {
+  it('runs the review again after the bridge died mid-review and delivers its findings into the same conversation', async () => {
     const home = await tempHome();
     const server = await scriptedModel([
       { text: 'Added retries to upload().' },
       // The reviewer: still thinking when the bridge is killed.
       { text: 'REVIEW: never finished', delayMs: 10_000 },
-      // After the restart: the primary agent answering the re-entered (unknown-outcome) review.
-      { text: 'The reviewer died with the old bridge; I will ask again.' },
+      // After the restart: the reviewer, run again by the new bridge …
+      { text: 'REVIEW: the retries never back off.' },
+      // … and the primary agent answering its re-entered findings.
+      { text: 'Adding backoff to the retries.' },
     ]);
     await writeModelConfig(home.path, server.baseUrl);
     const first = await startStdioBridge({ home: home.path });
@@ -203,9 +205,9 @@ describe('/review from slash.exec', () => {
     const reentry = stored.messages.find((message) =>
       message.content.startsWith('[ASYNC DELEGATION BATCH COMPLETE'),
     );
-    expect(reentry?.content).toContain('outcome unknown');
-    expect(stored.messages.at(-1)?.content).toBe(
-      'The reviewer died with the old bridge; I will ask again.',
-    );
+    expect(reentry?.content).toContain('Resumed after a restart');
+    expect(reentry?.content).toContain('REVIEW: the retries never back off.');
+    expect(reentry?.content).not.toContain('outcome unknown');
+    expect(stored.messages.at(-1)?.content).toBe('Adding backoff to the retries.');
   });
 });

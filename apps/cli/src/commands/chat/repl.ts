@@ -324,7 +324,7 @@ export async function runRepl(
   if (pending > 0) {
     process.stderr.write(
       styles.dim(
-        `(${pending} background result${pending === 1 ? '' : 's'} still pending: running agents stop now, and what they report comes back the next time you open this conversation: hermes chat --resume ${runtime.sessionId ?? ''})\n`,
+        `(${pending} background result${pending === 1 ? '' : 's'} still pending: running agents stop now (a review starts over on the next start), and what they report comes back the next time you open this conversation: hermes chat --resume ${runtime.sessionId ?? ''})\n`,
       ),
     );
   }

@@ -209,6 +209,8 @@ export class AsyncDelegationRegistry {
   #paused = false;
   #closing = false;
   #closed = false;
+  /** Takeovers of `recover()` still in flight: `close()` waits for them. */
+  readonly #resuming = new Set<Promise<unknown>>();
   #idleWaiters: (() => void)[] = [];
 
   constructor(options: AsyncDelegationRegistryOptions) {
@@ -609,7 +611,11 @@ export class AsyncDelegationRegistry {
     const releasedClaims = await this.#releaseDeadClaims();
     const checkpointed = await this.#applyDeadCheckpoints();
     const resumed = await this.#resumeStoppedUnits();
-    const recovery = await this.store.recoverDelegations();
+    // A registry shutting down settles nothing of others: a resumable row it could not take over
+    // (or gave back) must stay `running` for the next start, not be stamped `unknown` here.
+    const recovery = this.#closing
+      ? { orphaned: [], restored: [], dropped: [] }
+      : await this.store.recoverDelegations();
     await this.store.pruneDelegations().catch(() => 0);
     const restored: string[] = [];
     for (const row of recovery.restored) {
@@ -708,8 +714,18 @@ export class AsyncDelegationRegistry {
   }
 
   async #resumeStoppedUnits(): Promise<string[]> {
+    if (!this.#options.resume) return [];
+    const work = this.#takeOverStoppedUnits();
+    this.#resuming.add(work);
+    try {
+      return await work;
+    } finally {
+      this.#resuming.delete(work);
+    }
+  }
+
+  async #takeOverStoppedUnits(): Promise<string[]> {
     const resumed: string[] = [];
-    if (!this.#options.resume) return resumed;
     const now = Date.now() / 1000;
     for (const row of this.store.listLiveDelegations()) {
       const task = this.#resumableTask(row, now);
@@ -722,7 +738,7 @@ export class AsyncDelegationRegistry {
       });
       if (!taken) continue; // another process got it first
       await removeCheckpoints(this.home, row.delegationId);
-      if (await this.#startResumed(row, next)) resumed.push(row.delegationId);
+      if (await this.#startResumed(row, next, task)) resumed.push(row.delegationId);
     }
     return resumed;
   }
@@ -731,7 +747,11 @@ export class AsyncDelegationRegistry {
    * Runs a taken-over unit again (true); one that cannot be built again ends `unknown`, published
    * with the reason (false).
    */
-  async #startResumed(row: AsyncDelegationRecord, task: DelegationTaskRecord): Promise<boolean> {
+  async #startResumed(
+    row: AsyncDelegationRecord,
+    task: DelegationTaskRecord,
+    before: DelegationTaskRecord,
+  ): Promise<boolean> {
     const scope = getHomeScope();
     const origin: DelegationOrigin = {
       sessionKey: row.sessionKey,
@@ -751,6 +771,7 @@ export class AsyncDelegationRegistry {
         request,
       );
     } catch (error) {
+      if (this.#closing) return await this.#giveBack(row.delegationId, before);
       const reason = MESSAGES.resumeFailed(error instanceof Error ? error.message : String(error));
       const stub: AsyncUnit = {
         delegationId: row.delegationId,
@@ -776,6 +797,8 @@ export class AsyncDelegationRegistry {
       await this.#finalize(record, { status: 'unknown', results, error: reason });
       return false;
     }
+    // A shutdown began while the unit was being built: it never ran here, so the next start gets it.
+    if (this.#closing) return await this.#giveBack(row.delegationId, before);
     const record = newRecord({ ...unit, task, origin }, row.dispatchedAt);
     this.#records.set(row.delegationId, record);
     this.#ensureMonitor();
@@ -796,15 +819,46 @@ export class AsyncDelegationRegistry {
   }
 
   /**
+   * Hands a taken-over row that was not run here back as it was (owner released, resume count
+   * not spent), for the next recovery to take over. False: never resumed here.
+   */
+  async #giveBack(delegationId: string, task: DelegationTaskRecord): Promise<false> {
+    try {
+      const released = await this.store.transferDelegationOwner({
+        delegationId,
+        from: currentProcessIdentity(),
+        to: RELEASED_DELEGATION_OWNER,
+        task,
+      });
+      if (released) this.#emit({ type: 'suspended', delegationId });
+    } catch (failure) {
+      this.#emit({
+        type: 'warning',
+        message: `delegation ${delegationId}: not given back on shutdown (${(failure as Error).message})`,
+      });
+    }
+    return false;
+  }
+
+  /**
    * Shutdown: interrupts every unit, waits up to `timeoutMs` for them to publish (interrupted
    * children still report), then stops the monitor. A resumable unit is suspended instead (left
    * `running`, owner released) and the next start runs it again; other units still running stay
-   * `running` in the ledger and are recovered as `unknown` by the next start.
+   * `running` in the ledger and are recovered as `unknown` by the next start. A takeover of
+   * `recover()` still in flight is waited for (within the same `timeoutMs`): it gives its row back
+   * unrun, with the resume not spent, before the caller closes the store.
    */
   async close(timeoutMs = 5000): Promise<void> {
     this.#closing = true;
     this.interruptAll(SHUTDOWN_INTERRUPT_REASON);
-    if (this.#records.size > 0) await Promise.race([this.idle(), sleep(timeoutMs)]);
+    // A recovery taking over units right now gives them back (it sees `#closing`) while the store
+    // is still open; only then is nothing of this registry left to settle but running units.
+    const settled = (async () => {
+      if (this.#resuming.size > 0) await Promise.allSettled([...this.#resuming]);
+      if (this.#records.size > 0) await this.idle();
+    })();
+    if (this.#resuming.size > 0 || this.#records.size > 0)
+      await Promise.race([settled, sleep(timeoutMs)]);
     this.#closed = true;
     if (this.#monitor) clearInterval(this.#monitor);
     this.#monitor = undefined;

@@ -14,6 +14,7 @@ import {
   type DelegationFixture,
   deadProcess,
   delegationFixture,
+  gate,
   isChildRequest,
   messagesOf,
   railAgent,
@@ -386,5 +387,57 @@ describe('resumable delegation units', () => {
     const text = formatAsyncDelegation(published[0] as AsyncDelegationEvent);
     expect(text).toContain(`TASK 1/1: ${REVIEW_GOAL}  (outcome=unknown, status=unknown`);
     expect(text).toContain('the model route is gone');
+  });
+  it('a close while recovery is still building a taken-over unit waits for it and gives the row back untouched, so the next start still runs it (was: the unit started after close and its one resume was spent)', async () => {
+    const fixture = await delegationFixture();
+    const script = reviewScript(fixture);
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const reviewId = await dispatchReview(agent, session.id);
+    await waitFor(() => script.reviewRuns() === 1);
+    await killOwner(fixture, reviewId);
+    fixture.registry.interruptAll();
+    await fixture.registry.idle();
+
+    const dbPath = path.join(fixture.home, 'state.db');
+    const store = await openSessionStore({ path: dbPath });
+    const building = gate();
+    const resumeCalled = gate();
+    let parent: Agent | undefined;
+    const registry = createDelegationRegistry({
+      store,
+      home: fixture.home,
+      resume: async (request) => {
+        resumeCalled.open();
+        await building.promise;
+        return resumeDelegation(request, { parent: parent as Agent });
+      },
+    });
+    parent = createAgent({
+      config: fixture.config,
+      store,
+      home: fixture.home,
+      cwd: fixture.workdir,
+      secret: () => undefined,
+      delegations: registry,
+    });
+    const recovering = registry.recover();
+    await resumeCalled.promise;
+    // Shutdown as a profile runtime does it: the registry, then at once its store.
+    const closing = registry.close();
+    building.open();
+    await closing;
+    await store.close();
+    await recovering.catch(() => undefined);
+
+    const next = await otherProcess(fixture);
+    expect(next.store.getDelegation(reviewId)).toMatchObject({ state: 'running', ownerPid: 0 });
+    expect(taskOf(next.store, reviewId).resume_count).toBe(0);
+    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+    await next.registry.idle();
+    expect(next.published).toHaveLength(1);
+    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 1 });
+    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+    expect(script.reviewRuns()).toBe(2);
   });
 });

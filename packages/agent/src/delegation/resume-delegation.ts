@@ -60,8 +60,10 @@ export function resumeSpec(
 
 /**
  * The key a resumed unit's pinned route runs with: the live `auxiliary.review` key when that block
- * still names the same route (the ledger never holds keys), else none — the provider's own secret
- * then applies, as for any route without a key.
+ * still names the same route (the ledger never holds keys), else none — a named provider's own
+ * secret then applies, as for any route without a key. A route with an endpoint of its own
+ * (`base_url`) that had its own key is refused instead: without a key it would borrow the agent's,
+ * and that key must never go to an endpoint it was not configured for.
  */
 function liveRouteKey(
   parent: Agent,
@@ -70,11 +72,17 @@ function liveRouteKey(
   if (!credentials.hadApiKey) return '';
   const live = parent.config.auxiliary.review;
   const provider = live.provider.toLowerCase() === 'auto' ? '' : live.provider;
-  return provider === credentials.provider &&
+  const key =
+    provider === credentials.provider &&
     live.model === credentials.model &&
     live.baseUrl === credentials.baseUrl
-    ? live.apiKey
-    : '';
+      ? live.apiKey
+      : '';
+  if (key === '' && credentials.baseUrl !== '')
+    throw new Error(
+      `auxiliary.review no longer holds the API key of its endpoint ${credentials.baseUrl} (model ${credentials.model || 'inherited'}); the agent's own key is not sent there`,
+    );
+  return key;
 }
 
 /**

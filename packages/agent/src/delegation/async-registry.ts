@@ -328,8 +328,9 @@ export class AsyncDelegationRegistry {
   }
 
   /**
-   * A resumable unit that a graceful shutdown stopped before it finished (and that may still be
-   * resumed) is suspended instead of finalised: the next start runs it again.
+   * A resumable unit that a graceful shutdown stopped before it finished is suspended instead of
+   * finalised: the next start runs it again. A graceful stop spends no resume (the budget is for
+   * crashes), so a unit run again after a restart is suspended again by the next restart.
    */
   #suspends(record: UnitRecord, results?: readonly ChildResult[]): boolean {
     const { signal } = record.controller;
@@ -337,7 +338,6 @@ export class AsyncDelegationRegistry {
     if (record.finalized || !signal.aborted || signal.reason !== SHUTDOWN_INTERRUPT_REASON)
       return false;
     if (task.resumable !== true || !task.resume) return false;
-    if ((task.resume_count ?? 0) >= DELEGATION_MAX_RESUMES) return false;
     // Every child finished anyway: that is its result, recorded as usual.
     return results === undefined || results.some((entry) => entry.status !== 'completed');
   }
@@ -708,7 +708,9 @@ export class AsyncDelegationRegistry {
     if (row.dispatchedAt < nowSeconds - DELEGATION_RESTORE_MAX_AGE_SECONDS) return;
     const task = parseTask(row.taskJson);
     if (task?.resumable !== true || !task.resume) return;
-    if ((task.resume_count ?? 0) >= DELEGATION_MAX_RESUMES) return;
+    // A released row was let go by a graceful stop; any other owner that is gone died with it,
+    // and only those runs spend the budget (a unit that crashes its process is not run forever).
+    if (!releasedOwner(row) && (task.crash_resumes ?? 0) >= DELEGATION_MAX_RESUMES) return;
     if (isProcessAlive({ pid: row.ownerPid, startTicks: row.ownerStartedAt })) return;
     return task;
   }
@@ -730,7 +732,11 @@ export class AsyncDelegationRegistry {
     for (const row of this.store.listLiveDelegations()) {
       const task = this.#resumableTask(row, now);
       if (!task) continue;
-      const next: DelegationTaskRecord = { ...task, resume_count: (task.resume_count ?? 0) + 1 };
+      const next: DelegationTaskRecord = {
+        ...task,
+        resume_count: (task.resume_count ?? 0) + 1,
+        crash_resumes: (task.crash_resumes ?? 0) + (releasedOwner(row) ? 0 : 1),
+      };
       const taken = await this.store.transferDelegationOwner({
         delegationId: row.delegationId,
         from: { pid: row.ownerPid, startTicks: row.ownerStartedAt },
@@ -863,6 +869,11 @@ export class AsyncDelegationRegistry {
     if (this.#monitor) clearInterval(this.#monitor);
     this.#monitor = undefined;
   }
+}
+
+/** A row a graceful stop let go of (`RELEASED_DELEGATION_OWNER`), not one whose owner died. */
+function releasedOwner(row: AsyncDelegationRecord): boolean {
+  return row.ownerPid === RELEASED_DELEGATION_OWNER.pid;
 }
 
 function newRecord(unit: AsyncUnit, dispatchedAt: number): UnitRecord {

@@ -92,6 +92,11 @@ export interface DelegationTaskRecord {
   readonly resumable?: boolean;
   /** How many times it was run again so far. */
   readonly resume_count?: number;
+  /**
+   * How many of those runs followed a crash (the owner died without letting go of the row): at
+   * most `DELEGATION_MAX_RESUMES`. Runs after a graceful stop are not counted.
+   */
+  readonly crash_resumes?: number;
   /** How to run it again (resumable units only). */
   readonly resume?: DelegationResumeSpec;
 }

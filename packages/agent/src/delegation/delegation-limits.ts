@@ -29,9 +29,10 @@ export const STALL_IDLE_MS = 450_000;
 export const STALL_IN_TOOL_MS = 1_200_000;
 export const STALL_GRACE_MS = 120_000;
 /**
- * A resumable unit (work that is safe to run again, such as a review) whose process stopped before
- * it finished is run again from its stored task at most this many times; past it, it ends
- * `unknown` like any other unit whose owner died.
+ * A resumable unit (work that is safe to run again, such as a review) whose process died before it
+ * finished is run again from its stored task at most this many times; past it, it ends `unknown`
+ * like any other unit whose owner died. A graceful stop (a gateway stop or restart, leaving a chat)
+ * spends none: it lets go of the unit and the next start runs it again.
  */
 export const DELEGATION_MAX_RESUMES = 1;
 /**

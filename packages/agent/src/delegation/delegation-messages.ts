@@ -70,8 +70,8 @@ export const DELEGATION_NOTES = {
     count === 1
       ? 'The subagent is working in the background. Its result re-enters this conversation as one new message, only after you END YOUR TURN — do not poll, sleep or wait for it; carry on or end your turn.'
       : `${count} subagents are working in the background. Their results re-enter this conversation as one new message, only after you END YOUR TURN — do not poll, sleep or wait for them; carry on or end your turn.`,
-  resumed: (count: number, max: number) =>
-    `Resumed after a restart: the first run stopped with its process (a restart or a crash) before it finished, so the task was run again from the start (resume ${count} of at most ${max}). What follows is from that run.`,
+  resumed: (count: number) =>
+    `Resumed after a restart: ${count === 1 ? 'the first run' : `${count} earlier runs`} stopped with ${count === 1 ? 'its process' : 'their process'} (a restart or a crash) before finishing, so the task was run again from the start. What follows is from the last run.`,
   controlHint:
     "Use delegate_task(action='list') to see them, action='steer' with subagent_id and message to redirect one, action='stop' to end one.",
 } as const;

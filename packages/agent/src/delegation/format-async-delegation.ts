@@ -1,6 +1,5 @@
 import type { ChildResult } from './child-result.js';
 import type { AsyncDelegationEvent } from './completion-event.js';
-import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
 import { DELEGATION_NOTES } from './delegation-messages.js';
 import { truncateSummary } from './run-batch.js';
 
@@ -138,9 +137,7 @@ export function formatAsyncDelegation(
   const roleModel = `Role: ${event.role}  Model: ${event.model || '(inherited)'}`;
   const lines: string[] = [];
   const resumed =
-    event.resumed && event.resumed > 0
-      ? [DELEGATION_NOTES.resumed(event.resumed, Math.max(event.resumed, DELEGATION_MAX_RESUMES))]
-      : [];
+    event.resumed && event.resumed > 0 ? [DELEGATION_NOTES.resumed(event.resumed)] : [];
   if (event.is_batch || event.results.length !== 1) {
     lines.push(completionHeader(event.delegation_id), COMPLETION_EXPLANATION, dispatched);
     lines.push(

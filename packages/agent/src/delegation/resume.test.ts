@@ -216,9 +216,11 @@ describe('resumable delegation units', () => {
     });
     const text = formatAsyncDelegation(event as AsyncDelegationEvent);
     expect(text).toContain(FINDINGS);
-    expect(text).toContain(DELEGATION_NOTES.resumed(1, DELEGATION_MAX_RESUMES));
+    expect(text).toContain(DELEGATION_NOTES.resumed(1));
     expect(next.store.getDelegation(reviewId)?.state).toBe('completed');
     expect(taskOf(next.store, reviewId).resume_count).toBe(1);
+    // A graceful stop spends none of the crash budget.
+    expect(taskOf(next.store, reviewId).crash_resumes ?? 0).toBe(0);
     // Recovering again finds nothing to resume and nothing new to publish.
     expect((await next.registry.recover()).resumed).toEqual([]);
     expect(next.published).toHaveLength(1);
@@ -292,13 +294,17 @@ describe('resumable delegation units', () => {
       task: resumable,
       owner: dead,
     });
-    // The review row itself already had its one resume.
+    // The review row itself was already run again once after a crash.
     expect(
       await fixture.store.transferDelegationOwner({
         delegationId: reviewId,
         from: reviewOwner,
         to: reviewOwner,
-        task: { ...resumable, resume_count: DELEGATION_MAX_RESUMES },
+        task: {
+          ...resumable,
+          resume_count: DELEGATION_MAX_RESUMES,
+          crash_resumes: DELEGATION_MAX_RESUMES,
+        },
       }),
     ).toBe(true);
 
@@ -330,13 +336,15 @@ describe('resumable delegation units', () => {
     expect((await next.registry.recover()).resumed).toEqual([]);
   });
 
-  it('a unit that was already resumed once is finalised interrupted by the next graceful close', async () => {
+  it('a graceful stop spends no resume: a unit stopped by two closes in a row is run a third time and published once', async () => {
     const fixture = await delegationFixture();
     let reviewRuns = 0;
     routeReplies(fixture.model, {
       child: Array.from({ length: 5 }, () => () => {
         reviewRuns += 1;
-        return { text: 'never', delayMs: 10_000 };
+        return reviewRuns < 3
+          ? { text: 'never', delayMs: 10_000 }
+          : { text: 'FINDINGS: third time lucky' };
       }),
     });
     const agent = railAgent(fixture);
@@ -348,10 +356,20 @@ describe('resumable delegation units', () => {
     expect((await second.registry.recover()).resumed).toEqual([reviewId]);
     await waitFor(() => reviewRuns === 2);
     await second.registry.close();
-    expect(second.published).toHaveLength(1);
-    expect(second.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 1 });
-    expect(second.published[0]?.results[0]?.status).toBe('interrupted');
-    expect(second.store.getDelegation(reviewId)?.state).not.toBe('running');
+    // Suspended again, not finalised interrupted: nothing published, the row still running.
+    expect(second.published).toEqual([]);
+    expect(second.store.getDelegation(reviewId)?.state).toBe('running');
+    const third = await otherProcess(fixture);
+    expect((await third.registry.recover()).resumed).toEqual([reviewId]);
+    await waitFor(() => third.published.length === 1);
+    expect(third.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 2 });
+    expect(third.published[0]?.results[0]?.summary).toContain('FINDINGS: third time lucky');
+    expect(formatAsyncDelegation(third.published[0] as AsyncDelegationEvent)).toContain(
+      DELEGATION_NOTES.resumed(2),
+    );
+    expect(taskOf(third.store, reviewId)).toMatchObject({ resume_count: 2 });
+    expect(taskOf(third.store, reviewId).crash_resumes ?? 0).toBe(0);
+    expect(reviewRuns).toBe(3);
   });
 
   it('a resumable unit that cannot be built again ends unknown with the reason, published once', async () => {

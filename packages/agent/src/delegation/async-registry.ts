@@ -261,7 +261,9 @@ export class AsyncDelegationRegistry {
   async dispatch(unit: AsyncUnit): Promise<DispatchOutcome> {
     // The caller's home and secrets, captured before any hand-off.
     const scope = getHomeScope();
-    if (this.#closed)
+    // From the moment close() starts: a unit started while it waits for the others would run on
+    // uninterrupted, past the wait, on a store about to close.
+    if (this.#closing || this.#closed)
       return { status: 'rejected', error: 'the delegation rail is shutting down', capacity: false };
     const slots = new Set([...this.#records.values()].map((record) => record.unit.slotKey));
     const max = Math.max(1, this.#options.maxConcurrent ?? unit.maxConcurrent);

@@ -246,4 +246,30 @@ describe('delegation behaviours', () => {
     );
     expect(refused).toEqual({ error: 'the delegation rail is shutting down' });
   });
+
+  it('refuses a dispatch that arrives while close() is still stopping running units', async () => {
+    const fixture = await delegationFixture();
+    routeReplies(fixture.model, {
+      child: [
+        { text: 'never', delayMs: 10_000 },
+        { text: 'started during close', delayMs: 10_000 },
+      ],
+    });
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    await delegateTask(
+      { tasks: [{ goal: 'Wait forever' }] },
+      { parent: agent, background: true, sessionId: session.id },
+    );
+    await waitFor(() => fixture.model.modelRequests.length === 1);
+    const closing = fixture.registry.close(5000);
+    const refused = await delegateTask(
+      { tasks: [{ goal: 'Sneak in during shutdown' }] },
+      { parent: agent, background: true, sessionId: session.id },
+    );
+    await closing;
+    expect(refused).toEqual({ error: 'the delegation rail is shutting down' });
+    expect(fixture.model.modelRequests).toHaveLength(1);
+    expect(fixture.published.map((event) => event.results[0]?.status)).toEqual(['interrupted']);
+  });
 });

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { access, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -361,6 +361,26 @@ describe('startControlServer', () => {
     expect(await fileExists(server.bindPath)).toBe(false);
     expect(await queryControlSocket(home.path, 'identify')).toBeNull();
     expect(server.openConnections).toBe(0);
+  });
+
+  it('removes private socket names a crashed start left in the home, older than a minute only', async () => {
+    const home = await tempHome();
+    const stale = path.join(home.path, '.gw-0badc0de');
+    const fresh = path.join(home.path, '.gw-0ddba11a');
+    const notOurs = path.join(home.path, '.gw-notours1');
+    await leaveDeadSocket(stale);
+    await leaveDeadSocket(fresh);
+    await leaveDeadSocket(notOurs);
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(stale, twoMinutesAgo, twoMinutesAgo);
+    await utimes(notOurs, twoMinutesAgo, twoMinutesAgo);
+    const server = await startServer({ home: home.path });
+    expect(await fileExists(stale)).toBe(false);
+    // A start under way in another process may be between its bind and link right now.
+    expect(await fileExists(fresh)).toBe(true);
+    expect(await fileExists(notOurs)).toBe(true);
+    expect(await identifyGateway(home.path)).not.toBeNull();
+    expect(path.basename(server.bindPath)).toBe('gateway.sock');
   });
 
   it('cleans up on exit only the socket node it bound', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
-import { chmod, link, lstat, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, link, lstat, readdir, readFile, rename, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
@@ -168,6 +168,7 @@ async function listen(input: ListenInput) {
       });
     }
     if (await exists(bindPath)) await refuseLiveListener(bindPath, readTimeoutMs);
+    await sweepStalePrivateNames(path.dirname(bindPath));
   }
   // libuv unlinks a Unix socket's bind path when its server closes — by name, whoever's node is
   // there by then. Binding at a private name nobody else uses and publishing the node under the
@@ -300,6 +301,26 @@ function isSameNode(
 /** `<dir>/.gw-<8 hex>`: never longer than the public name (`gateway.sock`, `hermes-gw-….sock`). */
 function privateBindPath(bindPath: string): string {
   return path.join(path.dirname(bindPath), `.gw-${randomBytes(4).toString('hex')}`);
+}
+
+const PRIVATE_NAME = /^\.gw-[0-9a-f]{8}$/;
+/** A private name lives for microseconds (bind, then link); one this old is a crash's leftover. */
+const STALE_PRIVATE_NAME_MS = 60_000;
+
+/**
+ * Removes private socket names a process left when it died between bind and link (or between
+ * link and removing the name): socket nodes named `.gw-<8 hex>` older than a minute. Best effort.
+ */
+async function sweepStalePrivateNames(directory: string): Promise<void> {
+  const names = await readdir(directory).catch(() => [] as string[]);
+  const oldest = Date.now() - STALE_PRIVATE_NAME_MS;
+  for (const name of names) {
+    if (!PRIVATE_NAME.test(name)) continue;
+    const file = path.join(directory, name);
+    const stats = await lstat(file).catch(() => null);
+    if (stats?.isSocket() && stats.mtimeMs < oldest)
+      await rm(file, { force: true }).catch(() => {});
+  }
 }
 
 /** Throws `socket_in_use` when something accepts connections at `bindPath`. */

@@ -354,25 +354,36 @@ export class AsyncDelegationRegistry {
     record.status = 'suspended';
     const { delegationId } = record.unit;
     try {
-      const released = await this.store.transferDelegationOwner({
-        delegationId,
-        from: currentProcessIdentity(),
-        to: RELEASED_DELEGATION_OWNER,
-      });
       // Partial results of this run are stale: the next run starts over.
-      if (released) {
+      if (await this.#release(delegationId)) {
         await removeCheckpoints(this.home, delegationId);
         this.#emit({ type: 'suspended', delegationId });
       }
-    } catch (failure) {
-      // The row stays ours; once this process has exited, recovery finds its owner dead.
-      this.#emit({
-        type: 'warning',
-        message: `delegation ${delegationId}: owner not released on shutdown (${(failure as Error).message})`,
-      });
     } finally {
       this.#records.delete(delegationId);
       this.#settleIdle();
+    }
+  }
+
+  /**
+   * Lets go of a row this process owns (owner `RELEASED_DELEGATION_OWNER`; `task` replaces its
+   * record when given): true when released. On failure the row stays ours — once this process has
+   * exited, recovery finds its owner dead — and a warning says so.
+   */
+  async #release(delegationId: string, task?: DelegationTaskRecord): Promise<boolean> {
+    try {
+      return await this.store.transferDelegationOwner({
+        delegationId,
+        from: currentProcessIdentity(),
+        to: RELEASED_DELEGATION_OWNER,
+        ...(task ? { task } : {}),
+      });
+    } catch (failure) {
+      this.#emit({
+        type: 'warning',
+        message: `delegation ${delegationId}: not released on shutdown (${(failure as Error).message})`,
+      });
+      return false;
     }
   }
 
@@ -831,20 +842,7 @@ export class AsyncDelegationRegistry {
    * not spent), for the next recovery to take over. False: never resumed here.
    */
   async #giveBack(delegationId: string, task: DelegationTaskRecord): Promise<false> {
-    try {
-      const released = await this.store.transferDelegationOwner({
-        delegationId,
-        from: currentProcessIdentity(),
-        to: RELEASED_DELEGATION_OWNER,
-        task,
-      });
-      if (released) this.#emit({ type: 'suspended', delegationId });
-    } catch (failure) {
-      this.#emit({
-        type: 'warning',
-        message: `delegation ${delegationId}: not given back on shutdown (${(failure as Error).message})`,
-      });
-    }
+    if (await this.#release(delegationId, task)) this.#emit({ type: 'suspended', delegationId });
     return false;
   }
 

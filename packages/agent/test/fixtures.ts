@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,6 +110,37 @@ export function spawnFixture(
     cwd: path.join(testDir, '..'),
     ...options,
   });
+}
+
+/**
+ * Runs an ES module script (`lines`, joined) from source in a process of its own, in the package
+ * folder (so `./src/…` imports resolve), and resolves with its exit code and stdout once it exits
+ * on its own. Killed when the test ends.
+ */
+export async function runSourceScript(
+  lines: readonly string[],
+): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=@hermes/source',
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      lines.join('\n'),
+    ],
+    { cwd: path.join(testDir, '..'), stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  onTestFinished(() => {
+    child.kill('SIGKILL');
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout };
 }
 
 /**

@@ -1,9 +1,6 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { startModelServer } from '@hermes/testkit';
 import OpenAI, {
@@ -15,6 +12,7 @@ import OpenAI, {
   RateLimitError,
 } from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runSourceScript } from '../../test/fixtures.js';
 import { AgentError } from '../errors.js';
 import { runChatCompletions } from './chat-completions-transport.js';
 import { emptyModelTurn, type ModelTurn } from './chat-message.js';
@@ -507,28 +505,14 @@ describe('the direct chat-completions transport, against the openai SDK', () => 
 
   it('lets a process that made a call exit: its pooled socket holds nothing open', async () => {
     const model = await modelServer({ script: [{ text: 'done' }] });
-    const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-    const script = [
+    const { code, stdout } = await runSourceScript([
       "const { createModelClient } = await import('./src/model/model-client.ts');",
       `const route = { provider: 'local', model: 'test-model', baseUrl: '${model.baseUrl}', apiKey: 'k', apiMode: 'chat_completions' };`,
       "const { turn } = await createModelClient({ routes: [route] }).complete({ messages: [{ role: 'user', content: 'hi' }] });",
       'await new Promise((resolve) => setImmediate(resolve));',
       // Handles keeping the event loop alive: a pooled socket must not be one of them.
       'console.log(JSON.stringify({ content: turn.content, active: process.getActiveResourcesInfo() }));',
-    ].join('\n');
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@hermes/source', '--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    cleanups.push(async () => {
-      child.kill('SIGKILL');
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    const [code] = (await once(child, 'exit')) as [number | null];
+    ]);
     expect(code).toBe(0);
     const report = JSON.parse(stdout.trim()) as { content: string; active: string[] };
     expect(report.content).toBe('done');

@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { startModelServer } from '@hermes/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runSourceScript } from '../../test/fixtures.js';
 import { AgentError } from '../errors.js';
 import { emptyModelTurn } from './chat-message.js';
 import {
@@ -331,26 +329,12 @@ describe('createPlainHttpFetch', () => {
     });
     // The server never closes idle connections, so only an unref'd pooled socket lets the child end.
     server.keepIdleConnections();
-    const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-    const script = [
+    const { code, stdout } = await runSourceScript([
       "const { createPlainHttpFetch } = await import('./src/model/plain-http-fetch.ts');",
       'const fetch = createPlainHttpFetch({ idleTimeoutMs: 600_000 });',
       `const response = await fetch('${server.url}/', { method: 'POST', body: 'x' });`,
       'console.log(await response.text());',
-    ].join('\n');
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@hermes/source', '--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    cleanups.push(async () => {
-      child.kill('SIGKILL');
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    const [code] = (await once(child, 'exit')) as [number | null];
+    ]);
     expect(code).toBe(0);
     expect(stdout.trim()).toBe('done');
     expect(server.sockets).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { startModelServer } from '@hermes/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
 import { parseJson, runCli, testHome } from './helpers.js';
 
@@ -49,6 +50,39 @@ describe('hermes config', () => {
       'cannot set gateway to a value: it is a section of 1 key(s); set one of them, e.g. gateway.loop_watchdog',
     );
     expect(await readFile(file, 'utf8')).toBe(kept);
+  });
+
+  it('sets the model first on a fresh home and its endpoint and key after, and a chat turn uses all three', async () => {
+    const { env, home } = await testHome();
+    const file = path.join(home, 'config.yaml');
+    const apiKey = 'sk-walk-key-0123456789';
+    const model = await startModelServer({ script: [{ text: 'hello from test-model' }], apiKey });
+    onTestFinished(() => model.close());
+    const steps = [
+      ['model', 'test-model'],
+      ['model.base_url', model.baseUrl],
+      ['model.api_key', apiKey],
+    ] as const;
+    for (const [key, value] of steps) {
+      const set = await runCli(['config', 'set', key, value], { env });
+      expect(set.code, `config set ${key}: ${set.stderr}`).toBe(EXIT.ok);
+      expect(set.stdout).toBe(`Set ${key} in ${file}\n`);
+    }
+    expect(parseJson(await runCli(['config', 'get', 'model', '--json'], { env }))).toEqual({
+      key: 'model',
+      value: { default: 'test-model', base_url: model.baseUrl, api_key: '********' },
+      file,
+    });
+    expect((await runCli(['config', 'get', 'model.default'], { env })).stdout).toBe('test-model\n');
+    const chat = await runCli(['chat', '-q', 'hi'], { env });
+    expect(chat.code).toBe(EXIT.ok);
+    expect(chat.stdout).toBe('hello from test-model\n');
+    expect(model.modelRequests).toEqual([
+      expect.objectContaining({
+        body: expect.objectContaining({ model: 'test-model' }),
+        headers: expect.objectContaining({ authorization: `Bearer ${apiKey}` }),
+      }),
+    ]);
   });
 
   it('routes environment names to .env (0600) and masks secrets unless --reveal', async () => {

@@ -152,12 +152,59 @@ describe('setConfigValue', () => {
     expect(lstatSync(path.join(dir, 'config.yaml')).isSymbolicLink()).toBe(true);
   });
 
-  it('refuses to descend through a value that is not a section', async () => {
-    const dir = await home('model: bare-id\n');
-    expect(() => setConfigValue('model.default', 'x', dir)).toThrow(
-      /model is a value, not a section/,
+  it('refuses to descend through a value that is not a section, and writes nothing', async () => {
+    const initial = 'gateway: off\nmodel: true\ntoolsets: [file]\n';
+    const dir = await home(initial);
+    expect(() => setConfigValue('gateway.loop_watchdog', true, dir)).toThrow(
+      /cannot set gateway\.loop_watchdog: gateway is a value, not a section$/,
     );
-    expect(readConfigData(dir).model).toBe('bare-id');
+    // `true` is not a model id, so it is not the `model: <id>` shorthand either.
+    expect(() => setConfigValue('model.base_url', 'http://127.0.0.1:9/v1', dir)).toThrow(
+      /cannot set model\.base_url: model is a value, not a section$/,
+    );
+    expect(() => setConfigValue('toolsets.file', 'x', dir)).toThrow(
+      /toolsets is a value, not a section$/,
+    );
+    expect(readFileSync(path.join(dir, 'config.yaml'), 'utf8')).toBe(initial);
+    expect(existsSync(path.join(dir, 'config.yaml.bak.1'))).toBe(false);
+  });
+
+  it('turns a bare model id into the model section it stands for when a model key is set, the id kept as model.default', async () => {
+    const dir = await home('# the model I use\nmodel: bare-id # pinned\nagent:\n  max_turns: 9\n');
+    expect(configSetKey('model.base_url', 'http://127.0.0.1:9/v1', dir)).toBe('model.base_url');
+    setConfigValue('model.base_url', 'http://127.0.0.1:9/v1', dir);
+    setConfigValue('model.api_key', 'sk-local', dir);
+    expect(readConfigData(dir).model).toEqual({
+      default: 'bare-id',
+      base_url: 'http://127.0.0.1:9/v1',
+      api_key: 'sk-local',
+    });
+    const text = readFileSync(path.join(dir, 'config.yaml'), 'utf8');
+    expect(text).toContain('# the model I use\n');
+    expect(text).toContain('default: bare-id # pinned\n');
+    expect(text).toContain('max_turns: 9');
+    const { config, warnings } = loadConfig({ home: dir });
+    expect(warnings).toEqual([]);
+    expect(config.model).toMatchObject({
+      model: 'bare-id',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-local',
+    });
+    // Setting model.default itself replaces the id; a numeric id is an id too.
+    const numeric = await home('model: 4\n');
+    setConfigValue('model.default', 'five', numeric);
+    expect(readConfigData(numeric).model).toEqual({ default: 'five' });
+  });
+
+  it('lets a fresh home set the model first and its endpoint after', async () => {
+    const dir = await home();
+    setConfigValue('model', 'test-model', dir);
+    expect(readConfigData(dir).model).toBe('test-model');
+    setConfigValue('model.base_url', 'http://127.0.0.1:9/v1', dir);
+    expect(loadConfig({ home: dir }).config.model).toMatchObject({
+      model: 'test-model',
+      baseUrl: 'http://127.0.0.1:9/v1',
+    });
   });
 
   it.each(['', '.', 'a..b', 'gateway.', '../etc', 'a b'])('rejects the key %j', async (key) => {

@@ -8,8 +8,19 @@ import {
   renameSync,
 } from 'node:fs';
 import path from 'node:path';
-import { Document, isMap, isScalar, LineCounter, parseDocument, visit, type YAMLError } from 'yaml';
+import * as v from 'valibot';
+import {
+  Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  parseDocument,
+  type Scalar,
+  visit,
+  type YAMLError,
+} from 'yaml';
 import { writeFileAtomicSync } from './atomic-write.js';
+import { textSchema } from './config-schema.js';
 import { ConfigParseError, HermesConfigError } from './errors.js';
 import { getHermesHome } from './home.js';
 
@@ -208,6 +219,22 @@ function isPlainObject(value: unknown): boolean {
 }
 
 /**
+ * `model: <id>` is shorthand for `model: { default: <id> }` (`modelSectionSchema`): the one key
+ * whose value may stand for a whole section. Every other section is only ever a mapping.
+ */
+const MODEL_ID_PATH = ['model', 'default'] as const;
+
+/** A node that is the `model: <id>` shorthand: a model id (text or a finite number) at `model`. */
+function isModelIdShorthand(prefix: readonly string[], node: unknown): node is Scalar {
+  return (
+    prefix.length === 1 &&
+    prefix[0] === MODEL_ID_PATH[0] &&
+    isScalar(node) &&
+    v.is(textSchema, node.value)
+  );
+}
+
+/**
  * Where `setConfigValue(key, value)` writes, as path segments. `model` set to a value while
  * `model` is a section means the model id (`model.default`): `hermes config set model <id>`
  * changes the model and keeps its provider, base URL and key. Any other section asked to
@@ -217,7 +244,7 @@ function setTarget(document: Document, file: string, key: string, value: unknown
   const segments = parseConfigKey(key);
   const node = document.getIn(segments, true);
   if (!isMap(node) || node.items.length === 0 || isPlainObject(value)) return segments;
-  if (segments.length === 1 && segments[0] === 'model') return ['model', 'default'];
+  if (segments.length === 1 && segments[0] === MODEL_ID_PATH[0]) return [...MODEL_ID_PATH];
   const first = node.items[0]?.key;
   const example = `${key}.${isScalar(first) ? String(first.value) : '<name>'}`;
   throw new HermesConfigError({
@@ -239,7 +266,8 @@ export function configSetKey(key: string, value: unknown, home: string = getHerm
  * Sets one dotted key in `<home>/config.yaml` and writes it back atomically. Other keys,
  * comments and unknown sections are kept. Refuses to descend through a non-mapping value, and to
  * replace a section with a value — except `model`, whose value is then the model id
- * (`model.default`; see `configSetKey`).
+ * (`model.default`; see `configSetKey`). The mirror of that: a key under `model` while `model` is
+ * a bare model id turns it into the section it stands for, the id kept as `model.default`.
  */
 export function setConfigValue(
   key: string,
@@ -252,6 +280,11 @@ export function setConfigValue(
     const prefix = segments.slice(0, depth);
     const node = document.getIn(prefix, true);
     if (node === undefined || node === null) continue;
+    if (isModelIdShorthand(prefix, node)) {
+      // The id node itself moves, so a comment on it stays with it.
+      document.setIn(prefix, document.createNode({ [MODEL_ID_PATH[1]]: node }));
+      continue;
+    }
     if (!isMap(node) && !(isScalar(node) && node.value === null)) {
       throw new HermesConfigError({
         code: 'invalid_config_key',

@@ -52,6 +52,32 @@ function scrubbing(scrubber: SecretScrubber, target: LineSink): LineSink {
 }
 
 /**
+ * Lines written during one turn of the event loop go to `target` as one write, after the turn
+ * (`setImmediate`): a request's log line never delays its answer, and under load one write
+ * carries many lines. `flush()` writes what is pending at once (on close and at exit).
+ */
+function batching(target: LineSink): LineSink & { flush(): void } {
+  let pending = '';
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending === '') return;
+    const text = pending;
+    pending = '';
+    target.write(text);
+  };
+  return {
+    write(line) {
+      pending += line;
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(flush);
+    },
+    flush,
+  };
+}
+
+/**
  * The console copy of the log, given up for good at its first write error: once the reader of
  * stderr has gone (`hermes-gateway | head`, a dead collector) every write fails with EPIPE, and an
  * error left to `uncaughtException` would be logged — to stderr again — forever, spinning the
@@ -97,8 +123,10 @@ export function createGatewayLogger(options: {
     process.stderr.write(`hermes-gateway: log file error: ${error.message}\n`);
   });
   const scrubber = new SecretScrubber();
+  const fileSink = batching(fileStream);
+  const sinks = [fileSink];
   const streams: pino.StreamEntry[] = [
-    { level: options.level, stream: scrubbing(scrubber, fileStream) },
+    { level: options.level, stream: scrubbing(scrubber, fileSink) },
   ];
   const consoleMode = options.console ?? (process.stderr.isTTY ? 'pretty' : 'json');
   if (consoleMode === 'pretty') {
@@ -111,11 +139,16 @@ export function createGatewayLogger(options: {
     });
     streams.push({ level: options.level, stream: scrubbing(scrubber, consoleSink(prettyStream)) });
   } else if (consoleMode === 'json') {
-    streams.push({
-      level: options.level,
-      stream: scrubbing(scrubber, consoleSink(process.stderr)),
-    });
+    const stderrSink = batching(consoleSink(process.stderr));
+    sinks.push(stderrSink);
+    streams.push({ level: options.level, stream: scrubbing(scrubber, stderrSink) });
   }
+  // stderr is written synchronously (a pipe, a file): what is pending still reaches it when the
+  // process exits without closing the log (`process.exit` after a fatal error).
+  const flushAll = () => {
+    for (const sink of sinks) sink.flush();
+  };
+  process.on('exit', flushAll);
   const logger = pino(
     {
       level: options.level,
@@ -132,6 +165,8 @@ export function createGatewayLogger(options: {
     file: path.join(directory, LOG_FILE_NAME),
     close() {
       closing ??= (async () => {
+        flushAll();
+        process.off('exit', flushAll);
         fileStream.end();
         await once(fileStream, 'finish').catch(() => {});
       })();

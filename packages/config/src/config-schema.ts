@@ -41,6 +41,7 @@ export const auxiliaryTaskSchema = v.looseObject({
   timeout: optionalKnob,
   extra_body: v.nullish(mapping),
   reasoning_effort: optionalText,
+  fallback_providers: v.nullish(v.array(v.unknown())),
 });
 
 export const auxiliarySectionSchema = v.looseObject({

@@ -32,6 +32,11 @@ export interface AuxiliaryTaskConfig {
   readonly timeoutS: number | undefined;
   readonly extraBody: Readonly<Record<string, unknown>>;
   readonly reasoningEffort: string;
+  /**
+   * The block's own `fallback_providers`, entries as written (`undefined`: none declared; `[]`:
+   * fallback off). `auxiliary.review`'s is the chain of a reviewer pinned to its own route.
+   */
+  readonly fallbackProviders: readonly unknown[] | undefined;
 }
 
 export interface AuxiliaryConfig {

@@ -379,6 +379,20 @@ describe('loadConfig: other sections', () => {
     expect(loaded.config.auxiliary.tasks.vision?.provider).toBe('auto');
   });
 
+  it('keeps an auxiliary block’s own fallback_providers as written, and none when it declares none', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        'auxiliary:\n  review:\n    base_url: http://127.0.0.1:9/v1\n    fallback_providers:\n      - openrouter\n      - base_url: http://127.0.0.1:8/v1\n        api_key: sk-backup\n  compression:\n    fallback_providers: []\n',
+      ),
+    });
+    expect(loaded.config.auxiliary.review.fallbackProviders).toEqual([
+      'openrouter',
+      { base_url: 'http://127.0.0.1:8/v1', api_key: 'sk-backup' },
+    ]);
+    expect(loaded.config.auxiliary.tasks.compression?.fallbackProviders).toEqual([]);
+    expect(loaded.config.auxiliary.tasks.vision?.fallbackProviders).toBeUndefined();
+  });
+
   it('applies the delegation floors and env fallbacks', async () => {
     const loaded = loadConfig({
       home: await homeWithConfig(

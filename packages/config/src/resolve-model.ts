@@ -69,6 +69,7 @@ function resolveAuxiliaryTask(value: unknown, where: string, warn: Warn): Auxili
     timeoutS: timeout === undefined || Number.isNaN(timeout) ? undefined : timeout,
     extraBody: section.extra_body ?? {},
     reasoningEffort: text(section.reasoning_effort),
+    fallbackProviders: section.fallback_providers ?? undefined,
   };
 }
 

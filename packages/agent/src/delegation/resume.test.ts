@@ -1,175 +1,37 @@
 import path from 'node:path';
 import {
-  type Clock,
-  currentProcessIdentity,
   DELEGATION_OWNER_EXITED_MESSAGE,
   DELEGATION_RESTORE_MAX_AGE_SECONDS,
   openSessionStore,
-  type ProcessIdentity,
-  type SessionStore,
 } from '@hermes/session-store';
-import type { RecordedRequest, ScriptedReply } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
-  type DelegationFixture,
   deadProcess,
   delegationFixture,
   gate,
   isChildRequest,
-  messagesOf,
   railAgent,
   routeReplies,
 } from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
+import {
+  dispatchReview,
+  FINDINGS,
+  killOwner,
+  otherProcess,
+  REVIEW_GOAL,
+  reviewScript,
+  taskOf,
+} from '../../test/resume-fixtures.js';
 import type { Agent } from '../loop/agent-types.js';
 import { createAgent } from '../loop/create-agent.js';
-import { type AsyncDelegationRegistry, createDelegationRegistry } from './async-registry.js';
-import type { AsyncDelegationEvent, DelegationTaskRecord } from './completion-event.js';
+import { createDelegationRegistry } from './async-registry.js';
+import type { AsyncDelegationEvent } from './completion-event.js';
 import { delegateTask } from './delegate-task.js';
 import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
 import { DELEGATION_ERROR_MESSAGES, DELEGATION_NOTES } from './delegation-messages.js';
-import { createDelegationRail } from './delegation-rail.js';
 import { formatAsyncDelegation } from './format-async-delegation.js';
 import { resumeDelegation } from './resume-delegation.js';
-
-const REVIEW_GOAL = 'Review: focus on errors';
-const FINDINGS = 'FINDINGS: the retry loop has no jitter and swallows the last error.';
-
-/** The goal a subagent request works on (its first user message). */
-function goalOf(request: RecordedRequest): string {
-  const first = messagesOf(request).find((message) => message.role === 'user');
-  return typeof first?.content === 'string' ? first.content : '';
-}
-
-/**
- * Children: the first run of the review hangs (its process is stopped under it), any later run
- * of it answers the findings; every other goal hangs.
- */
-function reviewScript(fixture: DelegationFixture): { reviewRuns: () => number } {
-  let reviewRuns = 0;
-  const child = (request: RecordedRequest): ScriptedReply => {
-    if (goalOf(request) !== REVIEW_GOAL) return { text: 'never', delayMs: 10_000 };
-    reviewRuns += 1;
-    return reviewRuns === 1 ? { text: 'never', delayMs: 10_000 } : { text: FINDINGS };
-  };
-  routeReplies(fixture.model, { child: Array.from({ length: 20 }, () => child) });
-  return { reviewRuns: () => reviewRuns };
-}
-
-async function dispatchReview(agent: Agent, sessionId: string): Promise<string> {
-  const rail = createDelegationRail({ agent, sessionId, sessionKey: 'agent:main:api:dm:7' });
-  const dispatched = await rail.dispatch({
-    goal: REVIEW_GOAL,
-    context: 'The uploader retries three times.',
-    credentialsCfg: null,
-    fallbackProviders: [],
-    origin: {},
-    resumable: true,
-  });
-  if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
-  expect(dispatched.mode).toBe('background');
-  return dispatched.delegationId;
-}
-
-interface OtherProcess {
-  readonly store: SessionStore;
-  readonly registry: AsyncDelegationRegistry;
-  readonly published: AsyncDelegationEvent[];
-}
-
-/**
- * What another process (or this home's next start) has: its own handle on the same state.db,
- * its own registry able to resume, and an agent over them. `clock` backdates what it writes.
- */
-async function otherProcess(
-  fixture: DelegationFixture,
-  options: {
-    clock?: Clock;
-    resume?: boolean;
-    /** Hooks around the registry's store calls (to pin down an interleaving of two processes). */
-    hooks?: StoreHooks;
-  } = {},
-): Promise<OtherProcess> {
-  const store = await openSessionStore({
-    path: path.join(fixture.home, 'state.db'),
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
-  const published: AsyncDelegationEvent[] = [];
-  let agent: Agent | undefined;
-  const registry = createDelegationRegistry({
-    store: options.hooks ? hooked(store, options.hooks) : store,
-    home: fixture.home,
-    ...(options.resume === false
-      ? {}
-      : { resume: (request) => resumeDelegation(request, { parent: agent as Agent }) }),
-    onEvent: (event) => {
-      if (event.type === 'published') published.push(event.event);
-    },
-  });
-  agent = createAgent({
-    config: fixture.config,
-    store,
-    home: fixture.home,
-    cwd: fixture.workdir,
-    secret: () => undefined,
-    delegations: registry,
-  });
-  // Hooks run last-registered first: the registry closes before its store.
-  onTestFinished(() => store.close());
-  onTestFinished(() => registry.close(2000));
-  return { store, registry, published };
-}
-
-interface StoreHooks {
-  /** Awaited before the call. */
-  readonly before?: Partial<Record<keyof SessionStore, () => Promise<void>>>;
-  /** Called after the call returned. */
-  readonly after?: Partial<Record<keyof SessionStore, () => void>>;
-}
-
-/** The store with `hooks` around some of its methods. */
-function hooked(store: SessionStore, hooks: StoreHooks): SessionStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      const key = property as keyof SessionStore;
-      const before = hooks.before?.[key];
-      const after = hooks.after?.[key];
-      if (before)
-        return async (...args: unknown[]) => {
-          await before();
-          return value.apply(target, args);
-        };
-      if (after)
-        return (...args: unknown[]) => {
-          const result = value.apply(target, args);
-          after();
-          return result;
-        };
-      return value.bind(target);
-    },
-  });
-}
-
-function taskOf(store: SessionStore, delegationId: string): DelegationTaskRecord {
-  return JSON.parse(store.getDelegation(delegationId)?.taskJson ?? '{}') as DelegationTaskRecord;
-}
-
-/** Makes the fixture's own process look dead to the ledger for this row (a SIGKILL, seen from the store). */
-async function killOwner(
-  fixture: DelegationFixture,
-  delegationId: string,
-): Promise<ProcessIdentity> {
-  const dead = await deadProcess();
-  const taken = await fixture.store.transferDelegationOwner({
-    delegationId,
-    from: currentProcessIdentity(),
-    to: dead,
-  });
-  expect(taken).toBe(true);
-  return dead;
-}
 
 describe('resumable delegation units', () => {
   it('a graceful close leaves a resumable unit running for the next start, which runs it again and publishes the real findings once, marked resumed', async () => {
@@ -457,96 +319,5 @@ describe('resumable delegation units', () => {
     expect(next.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 1 });
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
     expect(script.reviewRuns()).toBe(2);
-  });
-  it('a resumed review pinned to an endpoint with its own key, whose key the live config no longer holds, ends unknown naming that instead of sending the agent’s key there', async () => {
-    const fixture = await delegationFixture({ raw: { model: { api_key: 'sk-main-agent' } } });
-    const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const rail = createDelegationRail({ agent, sessionId: session.id });
-    const dispatched = await rail.dispatch({
-      goal: REVIEW_GOAL,
-      context: 'The uploader retries three times.',
-      // The reviewer's own endpoint and key (here the same scripted server, to see the key sent).
-      credentialsCfg: {
-        provider: '',
-        model: 'review-model',
-        baseUrl: fixture.model.baseUrl,
-        apiKey: 'sk-review-own',
-        apiMode: '',
-      },
-      fallbackProviders: [],
-      origin: {},
-      resumable: true,
-    });
-    if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
-    const reviewId = dispatched.delegationId;
-    await waitFor(() => script.reviewRuns() === 1);
-    const keysSent = () =>
-      fixture.model.modelRequests
-        .filter(isChildRequest)
-        .map((request) => String(request.headers.authorization ?? ''));
-    expect(keysSent()).toEqual(['Bearer sk-review-own']);
-    expect(fixture.store.getDelegation(reviewId)?.taskJson).not.toContain('sk-review-own');
-    await killOwner(fixture, reviewId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
-
-    // The next start's config has no `auxiliary.review` block any more.
-    const next = await otherProcess(fixture);
-    const report = await next.registry.recover();
-    expect(report.resumed).toEqual([]);
-    await next.registry.idle();
-    expect(keysSent()).not.toContain('Bearer sk-main-agent');
-    expect(next.published).toHaveLength(1);
-    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'unknown' });
-    expect(next.published[0]?.error).toContain('auxiliary.review');
-    expect(next.published[0]?.error).toContain('API key');
-  });
-  it('a resumed review pinned to an endpoint with its own key takes that key from the live auxiliary.review again', async () => {
-    const fixture = await delegationFixture({ raw: { model: { api_key: 'sk-main-agent' } } });
-    const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const route = {
-      provider: '',
-      model: 'review-model',
-      baseUrl: fixture.model.baseUrl,
-      apiKey: 'sk-review-own',
-      apiMode: '',
-    };
-    const rail = createDelegationRail({ agent, sessionId: session.id });
-    const dispatched = await rail.dispatch({
-      goal: REVIEW_GOAL,
-      context: 'The uploader retries three times.',
-      credentialsCfg: route,
-      fallbackProviders: [],
-      origin: {},
-      resumable: true,
-    });
-    if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
-    await waitFor(() => script.reviewRuns() === 1);
-    await killOwner(fixture, dispatched.delegationId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
-
-    const live = fixture.config.auxiliary.review;
-    const next = await otherProcess({
-      ...fixture,
-      config: {
-        ...fixture.config,
-        auxiliary: {
-          ...fixture.config.auxiliary,
-          review: { ...live, model: route.model, baseUrl: route.baseUrl, apiKey: route.apiKey },
-        },
-      },
-    });
-    expect((await next.registry.recover()).resumed).toEqual([dispatched.delegationId]);
-    await next.registry.idle();
-    const keysSent = fixture.model.modelRequests
-      .filter(isChildRequest)
-      .map((request) => String(request.headers.authorization ?? ''));
-    expect(keysSent).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
-    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
 });

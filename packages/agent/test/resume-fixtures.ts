@@ -1,0 +1,173 @@
+import path from 'node:path';
+import {
+  type Clock,
+  currentProcessIdentity,
+  openSessionStore,
+  type ProcessIdentity,
+  type SessionStore,
+} from '@hermes/session-store';
+import type { RecordedRequest, ScriptedReply } from '@hermes/testkit';
+import { expect, onTestFinished } from 'vitest';
+import {
+  type AsyncDelegationRegistry,
+  createDelegationRegistry,
+} from '../src/delegation/async-registry.js';
+import type {
+  AsyncDelegationEvent,
+  DelegationTaskRecord,
+} from '../src/delegation/completion-event.js';
+import { createDelegationRail } from '../src/delegation/delegation-rail.js';
+import { resumeDelegation } from '../src/delegation/resume-delegation.js';
+import type { Agent } from '../src/loop/agent-types.js';
+import { createAgent } from '../src/loop/create-agent.js';
+import {
+  type DelegationFixture,
+  deadProcess,
+  messagesOf,
+  routeReplies,
+} from './delegation-fixtures.js';
+
+/*
+ * What the resumable-unit tests share: a review that hangs on its first run and answers findings
+ * when run again, another process (or this home's next start) on the same state.db, and a way to
+ * make the fixture's own process look dead to the ledger.
+ */
+
+export const REVIEW_GOAL = 'Review: focus on errors';
+export const FINDINGS = 'FINDINGS: the retry loop has no jitter and swallows the last error.';
+
+/** The goal a subagent request works on (its first user message). */
+export function goalOf(request: RecordedRequest): string {
+  const first = messagesOf(request).find((message) => message.role === 'user');
+  return typeof first?.content === 'string' ? first.content : '';
+}
+
+/**
+ * Children: the first run of the review hangs (its process is stopped under it), any later run
+ * of it answers the findings; every other goal hangs.
+ */
+export function reviewScript(fixture: DelegationFixture): { reviewRuns: () => number } {
+  let reviewRuns = 0;
+  const child = (request: RecordedRequest): ScriptedReply => {
+    if (goalOf(request) !== REVIEW_GOAL) return { text: 'never', delayMs: 10_000 };
+    reviewRuns += 1;
+    return reviewRuns === 1 ? { text: 'never', delayMs: 10_000 } : { text: FINDINGS };
+  };
+  routeReplies(fixture.model, { child: Array.from({ length: 20 }, () => child) });
+  return { reviewRuns: () => reviewRuns };
+}
+
+export async function dispatchReview(agent: Agent, sessionId: string): Promise<string> {
+  const rail = createDelegationRail({ agent, sessionId, sessionKey: 'agent:main:api:dm:7' });
+  const dispatched = await rail.dispatch({
+    goal: REVIEW_GOAL,
+    context: 'The uploader retries three times.',
+    credentialsCfg: null,
+    fallbackProviders: [],
+    origin: {},
+    resumable: true,
+  });
+  if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
+  expect(dispatched.mode).toBe('background');
+  return dispatched.delegationId;
+}
+
+export interface OtherProcess {
+  readonly store: SessionStore;
+  readonly registry: AsyncDelegationRegistry;
+  readonly published: AsyncDelegationEvent[];
+}
+
+/**
+ * What another process (or this home's next start) has: its own handle on the same state.db,
+ * its own registry able to resume, and an agent over them. `clock` backdates what it writes.
+ */
+export async function otherProcess(
+  fixture: DelegationFixture,
+  options: {
+    clock?: Clock;
+    resume?: boolean;
+    /** Hooks around the registry's store calls (to pin down an interleaving of two processes). */
+    hooks?: StoreHooks;
+  } = {},
+): Promise<OtherProcess> {
+  const store = await openSessionStore({
+    path: path.join(fixture.home, 'state.db'),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const published: AsyncDelegationEvent[] = [];
+  let agent: Agent | undefined;
+  const registry = createDelegationRegistry({
+    store: options.hooks ? hooked(store, options.hooks) : store,
+    home: fixture.home,
+    ...(options.resume === false
+      ? {}
+      : { resume: (request) => resumeDelegation(request, { parent: agent as Agent }) }),
+    onEvent: (event) => {
+      if (event.type === 'published') published.push(event.event);
+    },
+  });
+  agent = createAgent({
+    config: fixture.config,
+    store,
+    home: fixture.home,
+    cwd: fixture.workdir,
+    secret: () => undefined,
+    delegations: registry,
+  });
+  // Hooks run last-registered first: the registry closes before its store.
+  onTestFinished(() => store.close());
+  onTestFinished(() => registry.close(2000));
+  return { store, registry, published };
+}
+
+export interface StoreHooks {
+  /** Awaited before the call. */
+  readonly before?: Partial<Record<keyof SessionStore, () => Promise<void>>>;
+  /** Called after the call returned. */
+  readonly after?: Partial<Record<keyof SessionStore, () => void>>;
+}
+
+/** The store with `hooks` around some of its methods. */
+export function hooked(store: SessionStore, hooks: StoreHooks): SessionStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      const key = property as keyof SessionStore;
+      const before = hooks.before?.[key];
+      const after = hooks.after?.[key];
+      if (before)
+        return async (...args: unknown[]) => {
+          await before();
+          return value.apply(target, args);
+        };
+      if (after)
+        return (...args: unknown[]) => {
+          const result = value.apply(target, args);
+          after();
+          return result;
+        };
+      return value.bind(target);
+    },
+  });
+}
+
+export function taskOf(store: SessionStore, delegationId: string): DelegationTaskRecord {
+  return JSON.parse(store.getDelegation(delegationId)?.taskJson ?? '{}') as DelegationTaskRecord;
+}
+
+/** Makes the fixture's own process look dead to the ledger for this row (a SIGKILL, seen from the store). */
+export async function killOwner(
+  fixture: DelegationFixture,
+  delegationId: string,
+): Promise<ProcessIdentity> {
+  const dead = await deadProcess();
+  const taken = await fixture.store.transferDelegationOwner({
+    delegationId,
+    from: currentProcessIdentity(),
+    to: dead,
+  });
+  expect(taken).toBe(true);
+  return dead;
+}

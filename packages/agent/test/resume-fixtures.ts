@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { HermesConfig } from '@hermes/config';
 import {
   type Clock,
   currentProcessIdentity,
@@ -76,6 +77,8 @@ export interface OtherProcess {
   readonly store: SessionStore;
   readonly registry: AsyncDelegationRegistry;
   readonly published: AsyncDelegationEvent[];
+  /** The registry's `warning` lifecycle events. */
+  readonly warnings: string[];
 }
 
 /**
@@ -89,6 +92,8 @@ export async function otherProcess(
     resume?: boolean;
     /** Hooks around the registry's store calls (to pin down an interleaving of two processes). */
     hooks?: StoreHooks;
+    /** The config this process reads (default the fixture's): what the next start finds. */
+    config?: HermesConfig;
   } = {},
 ): Promise<OtherProcess> {
   const store = await openSessionStore({
@@ -96,6 +101,7 @@ export async function otherProcess(
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const published: AsyncDelegationEvent[] = [];
+  const warnings: string[] = [];
   let agent: Agent | undefined;
   const registry = createDelegationRegistry({
     store: options.hooks ? hooked(store, options.hooks) : store,
@@ -105,10 +111,11 @@ export async function otherProcess(
       : { resume: (request) => resumeDelegation(request, { parent: agent as Agent }) }),
     onEvent: (event) => {
       if (event.type === 'published') published.push(event.event);
+      if (event.type === 'warning') warnings.push(event.message);
     },
   });
   agent = createAgent({
-    config: fixture.config,
+    config: options.config ?? fixture.config,
     store,
     home: fixture.home,
     cwd: fixture.workdir,
@@ -118,7 +125,7 @@ export async function otherProcess(
   // Hooks run last-registered first: the registry closes before its store.
   onTestFinished(() => store.close());
   onTestFinished(() => registry.close(2000));
-  return { store, registry, published };
+  return { store, registry, published, warnings };
 }
 
 export interface StoreHooks {

@@ -58,12 +58,28 @@ export function resumeSpec(
   };
 }
 
+/** Where a key is sent: a provider and a base URL (the model plays no part). */
+interface Endpoint {
+  readonly provider: string;
+  readonly baseUrl: string;
+}
+
+/** The same endpoint: the same provider (`auto` = none) and base URL. */
+function sameEndpoint(left: Endpoint, right: Endpoint): boolean {
+  const provider = (value: string) => (value.trim().toLowerCase() === 'auto' ? '' : value.trim());
+  return (
+    provider(left.provider) === provider(right.provider) &&
+    left.baseUrl.trim() === right.baseUrl.trim()
+  );
+}
+
 /**
  * The key a resumed unit's pinned route runs with: the live `auxiliary.review` key when that block
- * still names the same route (the ledger never holds keys), else none — a named provider's own
- * secret then applies, as for any route without a key. A route with an endpoint of its own
- * (`base_url`) that had its own key is refused instead: without a key it would borrow the agent's,
- * and that key must never go to an endpoint it was not configured for.
+ * still names the same endpoint — provider and base URL; a key belongs to its endpoint, so a
+ * changed model keeps it (the ledger never holds keys) — else none: a named provider's own secret
+ * then applies, as for any route without a key. A route with an endpoint of its own (`base_url`)
+ * that had its own key is refused instead: without a key it would borrow the agent's, and that
+ * key must never go to an endpoint it was not configured for.
  */
 function liveRouteKey(
   parent: Agent,
@@ -71,16 +87,10 @@ function liveRouteKey(
 ): string {
   if (!credentials.hadApiKey) return '';
   const live = parent.config.auxiliary.review;
-  const provider = live.provider.toLowerCase() === 'auto' ? '' : live.provider;
-  const key =
-    provider === credentials.provider &&
-    live.model === credentials.model &&
-    live.baseUrl === credentials.baseUrl
-      ? live.apiKey
-      : '';
+  const key = sameEndpoint(live, credentials) ? live.apiKey : '';
   if (key === '' && credentials.baseUrl !== '')
     throw new Error(
-      `auxiliary.review no longer holds the API key of its endpoint ${credentials.baseUrl} (model ${credentials.model || 'inherited'}); the agent's own key is not sent there`,
+      `auxiliary.review no longer holds the API key of its endpoint ${credentials.baseUrl}; the agent's own key is not sent there`,
     );
   return key;
 }

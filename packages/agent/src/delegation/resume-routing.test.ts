@@ -1,5 +1,13 @@
+import { type HermesConfig, resolveConfig } from '@hermes/config';
+import { resolveReviewFallbackProviders, resolveReviewRouting } from '@hermes/review-engine';
+import type { ModelServer } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { delegationFixture, isChildRequest, railAgent } from '../../test/delegation-fixtures.js';
+import {
+  type DelegationFixture,
+  delegationFixture,
+  isChildRequest,
+  railAgent,
+} from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
 import {
   FINDINGS,
@@ -9,6 +17,57 @@ import {
   reviewScript,
 } from '../../test/resume-fixtures.js';
 import { createDelegationRail } from './delegation-rail.js';
+
+const MAIN_KEY = 'sk-main-agent';
+
+/**
+ * The `Authorization` headers of the subagent requests `server` received, in order (with `all`,
+ * of every request, refused ones too: a 401 is answered before the body is read).
+ */
+function keysSent(server: ModelServer, all = false): string[] {
+  return (all ? server.requests : server.modelRequests.filter(isChildRequest)).map((request) =>
+    String(request.headers.authorization ?? ''),
+  );
+}
+
+/** The fixture's home as the next start reads it: its model block (and key) plus `raw`. */
+function liveConfig(fixture: DelegationFixture, raw: Record<string, unknown>): HermesConfig {
+  return resolveConfig({
+    ...raw,
+    model: { base_url: fixture.model.baseUrl, default: 'test-model', api_key: MAIN_KEY },
+  });
+}
+
+/**
+ * Dispatches a resumable review routed as `/review` routes it from a config whose
+ * `auxiliary.review` is `review`, waits for its first run to start, then makes its owner look
+ * dead (a SIGKILL seen from the ledger).
+ */
+async function crashedPinnedReview(
+  fixture: DelegationFixture,
+  review: Record<string, unknown>,
+  firstRunStarted: () => boolean,
+  config?: HermesConfig,
+): Promise<string> {
+  const agent = railAgent(fixture, config ? { config } : {});
+  const session = await agent.createSession();
+  const raw = { auxiliary: { review } };
+  const rail = createDelegationRail({ agent, sessionId: session.id });
+  const dispatched = await rail.dispatch({
+    goal: REVIEW_GOAL,
+    context: 'The uploader retries three times.',
+    credentialsCfg: resolveReviewRouting(raw),
+    fallbackProviders: resolveReviewFallbackProviders(raw),
+    origin: {},
+    resumable: true,
+  });
+  if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
+  await waitFor(firstRunStarted);
+  await killOwner(fixture, dispatched.delegationId);
+  fixture.registry.interruptAll();
+  await fixture.registry.idle();
+  return dispatched.delegationId;
+}
 
 /*
  * The route and keys a resumable unit runs with when it is run again: keys are never in the
@@ -106,6 +165,49 @@ describe('resumed units: routes and keys', () => {
       .filter(isChildRequest)
       .map((request) => String(request.headers.authorization ?? ''));
     expect(keysSent).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
+    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+  });
+  it('a resumed review pinned to an endpoint with its own key keeps that key when only the live auxiliary.review model changed (was: ended unknown)', async () => {
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    const script = reviewScript(fixture);
+    const route = {
+      base_url: fixture.model.baseUrl,
+      model: 'review-model',
+      api_key: 'sk-review-own',
+    };
+    const reviewId = await crashedPinnedReview(fixture, route, () => script.reviewRuns() === 1);
+
+    const next = await otherProcess(fixture, {
+      config: liveConfig(fixture, { auxiliary: { review: { ...route, model: 'review-model-2' } } }),
+    });
+    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+    await next.registry.idle();
+    expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
+    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'completed' });
+    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+  });
+
+  it('a resumed review pinned to a named provider with its own key keeps that key when only the live model changed (was: sent without it)', async () => {
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    const script = reviewScript(fixture);
+    const hosted = { reviewhost: { base_url: fixture.model.baseUrl } };
+    const route = { provider: 'reviewhost', model: 'review-model', api_key: 'sk-review-own' };
+    const reviewId = await crashedPinnedReview(
+      fixture,
+      route,
+      () => script.reviewRuns() === 1,
+      liveConfig(fixture, { providers: hosted }),
+    );
+
+    const next = await otherProcess(fixture, {
+      config: liveConfig(fixture, {
+        providers: hosted,
+        auxiliary: { review: { ...route, model: 'review-model-2' } },
+      }),
+    });
+    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+    await next.registry.idle();
+    expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
 });

@@ -4,7 +4,7 @@ import type { AsyncDelegationRegistry, DelegationOrigin } from './async-registry
 import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren, newDelegationId } from './build-children.js';
 import type { ChildResult } from './child-result.js';
-import { DELEGATE_TASK_TOOL_NAME } from './delegation-limits.js';
+import { CREDENTIALS_ROUTING_OWNER, DELEGATE_TASK_TOOL_NAME } from './delegation-limits.js';
 import { DELEGATION_NOTES, DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
 import { normalizeTasks } from './normalize-tasks.js';
 import {
@@ -101,7 +101,7 @@ export async function delegateTask(
     ? {
         ...options.credentialsCfg,
         fallbackProviders: options.fallbackProviders ?? [],
-        where: 'auxiliary.review',
+        where: CREDENTIALS_ROUTING_OWNER,
       }
     : delegationRouting(delegation);
   const runtime = resolveChildRuntime(parent, routing);

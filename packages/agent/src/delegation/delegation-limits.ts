@@ -40,6 +40,11 @@ export const DELEGATION_MAX_RESUMES = 1;
  * is left running in the ledger for the next start to resume, never finalised `interrupted`.
  */
 export const SHUTDOWN_INTERRUPT_REASON = 'shutdown';
+/**
+ * The config block a per-call routing owner (`credentialsCfg`) comes from: `/review`'s. It names
+ * the owner in warnings, and a resumed unit takes that owner's keys from this live block again.
+ */
+export const CREDENTIALS_ROUTING_OWNER = 'auxiliary.review';
 /** The parent hears "subagent running …" this often while a child works inline. */
 export const HEARTBEAT_INTERVAL_MS = 30_000;
 

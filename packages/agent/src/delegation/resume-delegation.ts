@@ -1,9 +1,11 @@
+import { resolveFallbackProviders } from '@hermes/config';
 import type { Agent } from '../loop/agent-types.js';
 import type { AsyncUnit, ResumeUnitRequest } from './async-registry.js';
 import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren } from './build-children.js';
 import type { DelegationResumeSpec, ResumableTaskRecord } from './completion-event.js';
 import type { DelegationCredentialsConfig } from './delegate-task.js';
+import { CREDENTIALS_ROUTING_OWNER as OWNER } from './delegation-limits.js';
 import type { DelegationTask } from './normalize-tasks.js';
 import {
   type DelegationRoutingConfig,
@@ -11,12 +13,23 @@ import {
   resolveChildRuntime,
 } from './resolve-child-runtime.js';
 
-const KEY_FIELDS = new Set(['api_key', 'apiKey']);
+const KEY_FIELDS = ['api_key', 'apiKey'];
+/** Marks a stored fallback entry whose own key was left out (it is looked up again on resume). */
+const KEY_LEFT_OUT = 'had_api_key';
 
-/** A fallback entry as the ledger may hold it: its own key left out. */
+function isMapping(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A fallback entry as the ledger may hold it: its own key left out, and marked if it had one. */
 function withoutKey(entry: unknown): unknown {
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
-  return Object.fromEntries(Object.entries(entry).filter(([key]) => !KEY_FIELDS.has(key)));
+  if (!isMapping(entry)) return entry;
+  const kept = Object.entries(entry).filter(([key]) => !KEY_FIELDS.includes(key));
+  const hadKey = KEY_FIELDS.some((key) => {
+    const value = entry[key];
+    return value !== undefined && value !== null && String(value).trim() !== '';
+  });
+  return Object.fromEntries(hadKey ? [...kept, [KEY_LEFT_OUT, true]] : kept);
 }
 
 /** What another process needs to run a unit again (no secrets: keys come from the live config). */
@@ -90,9 +103,50 @@ function liveRouteKey(
   const key = sameEndpoint(live, credentials) ? live.apiKey : '';
   if (key === '' && credentials.baseUrl !== '')
     throw new Error(
-      `auxiliary.review no longer holds the API key of its endpoint ${credentials.baseUrl}; the agent's own key is not sent there`,
+      `${OWNER} no longer holds the API key of its endpoint ${credentials.baseUrl}; the agent's own key is not sent there`,
     );
   return key;
+}
+
+/**
+ * The fallback chain a resumed unit's pinned route runs with: its stored entries, each that had a
+ * key of its own given the key of the first live `auxiliary.review.fallback_providers` entry naming
+ * the same endpoint (provider and base URL), as the route's own key is found. An entry with its
+ * own `base_url` whose key the live chain no longer holds is dropped with a warning — it would
+ * otherwise borrow another endpoint's key (the agent's), and a backup that cannot be used never
+ * stops the unit, as at dispatch; a named provider's entry keeps that provider's own secret.
+ */
+function liveFallbackChain(
+  parent: Agent,
+  stored: readonly unknown[],
+  warn: (message: string) => void,
+): unknown[] {
+  const ignore = () => {};
+  const live = resolveFallbackProviders(
+    parent.config.auxiliary.review.fallbackProviders ?? [],
+    `${OWNER}.fallback_providers`,
+    ignore,
+  );
+  const chain: unknown[] = [];
+  for (const [index, entry] of stored.entries()) {
+    if (!isMapping(entry) || entry[KEY_LEFT_OUT] !== true) {
+      chain.push(entry);
+      continue;
+    }
+    const { [KEY_LEFT_OUT]: _marker, ...rest } = entry;
+    const [endpoint] = resolveFallbackProviders([rest], `${OWNER}.fallback_providers`, ignore);
+    const key = endpoint
+      ? live.find((candidate) => candidate.apiKey !== '' && sameEndpoint(candidate, endpoint))
+          ?.apiKey
+      : undefined;
+    if (key) chain.push({ ...rest, api_key: key });
+    else if (!endpoint?.baseUrl) chain.push(rest);
+    else
+      warn(
+        `${OWNER}.fallback_providers[${index}] (${endpoint.baseUrl}) dropped: the live ${OWNER} no longer holds its API key; the agent's own key is not sent there`,
+      );
+  }
+  return chain;
 }
 
 /**
@@ -110,7 +164,9 @@ export async function resumeDelegation(
   if (!registry) throw new Error('the agent has no delegation registry');
   const spec = request.task.resume;
   if (!spec || spec.tasks.length === 0) throw new Error('the ledger holds no task to run again');
-  const delegation = parent.config.delegation;
+  const warn = (message: string) =>
+    registry.report({ type: 'warning', message: `delegation ${request.delegationId}: ${message}` });
+  // Only a per-call owner is stored (keys left out); the `delegation` section is read live whole.
   const routing: DelegationRoutingConfig = spec.credentials
     ? {
         provider: spec.credentials.provider,
@@ -118,12 +174,13 @@ export async function resumeDelegation(
         baseUrl: spec.credentials.baseUrl,
         apiMode: spec.credentials.apiMode,
         apiKey: liveRouteKey(parent, spec.credentials),
-        fallbackProviders: spec.fallback_providers,
-        where: 'auxiliary.review',
+        fallbackProviders: liveFallbackChain(parent, spec.fallback_providers, warn),
+        where: OWNER,
       }
-    : delegationRouting(delegation);
+    : delegationRouting(parent.config.delegation);
   const runtime = resolveChildRuntime(parent, routing);
   if ('error' in runtime) throw new Error(runtime.error);
+  for (const warning of runtime.warnings) warn(warning);
   const tasks: DelegationTask[] = spec.tasks.map((task) => ({
     goal: task.goal,
     context: task.context,

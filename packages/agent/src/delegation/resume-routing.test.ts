@@ -1,12 +1,13 @@
 import { type HermesConfig, resolveConfig } from '@hermes/config';
 import { resolveReviewFallbackProviders, resolveReviewRouting } from '@hermes/review-engine';
-import type { ModelServer } from '@hermes/testkit';
-import { describe, expect, it } from 'vitest';
+import { type ModelServer, type ScriptedReply, startModelServer } from '@hermes/testkit';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type DelegationFixture,
   delegationFixture,
   isChildRequest,
   railAgent,
+  routeReplies,
 } from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
 import {
@@ -39,6 +40,21 @@ function liveConfig(fixture: DelegationFixture, raw: Record<string, unknown>): H
 }
 
 /**
+ * The review's children on the fixture's server: the first run hangs (its process is stopped under
+ * it), every later run gets `later`.
+ */
+function primaryScript(fixture: DelegationFixture, later: ScriptedReply): () => number {
+  let runs = 0;
+  routeReplies(fixture.model, {
+    child: Array.from({ length: 10 }, () => () => {
+      runs += 1;
+      return runs === 1 ? { text: 'never', delayMs: 10_000 } : later;
+    }),
+  });
+  return () => runs;
+}
+
+/**
  * Dispatches a resumable review routed as `/review` routes it from a config whose
  * `auxiliary.review` is `review`, waits for its first run to start, then makes its owner look
  * dead (a SIGKILL seen from the ledger).
@@ -68,6 +84,17 @@ async function crashedPinnedReview(
   await fixture.registry.idle();
   return dispatched.delegationId;
 }
+
+/** A second model server that answers only its own key (401 to any other). */
+async function backupServer(key: string): Promise<ModelServer> {
+  const server = await startModelServer({ apiKey: key });
+  onTestFinished(() => server.close());
+  server.push(...Array.from({ length: 5 }, () => ({ text: FINDINGS })));
+  return server;
+}
+
+/** A provider answer that sends the call down the fallback chain at once (no retry wait). */
+const MOVE_ON: ScriptedReply = { error: { status: 429, message: 'slow down', retryAfterS: 3600 } };
 
 /*
  * The route and keys a resumable unit runs with when it is run again: keys are never in the
@@ -167,6 +194,97 @@ describe('resumed units: routes and keys', () => {
     expect(keysSent).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
+  it('a resumed review’s keyed fallback endpoint gets its own key from the live auxiliary.review chain (was: the agent’s key, refused with 401)', async () => {
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    const primaryRuns = primaryScript(fixture, MOVE_ON);
+    const backup = await backupServer('sk-backup-own');
+    const review = {
+      base_url: fixture.model.baseUrl,
+      model: 'review-model',
+      api_key: 'sk-review-own',
+      fallback_providers: [
+        { base_url: backup.baseUrl, model: 'backup-model', api_key: 'sk-backup-own' },
+      ],
+    };
+    const reviewId = await crashedPinnedReview(fixture, review, () => primaryRuns() === 1);
+    expect(fixture.store.getDelegation(reviewId)?.taskJson).not.toContain('sk-backup-own');
+
+    const next = await otherProcess(fixture, {
+      config: liveConfig(fixture, { auxiliary: { review } }),
+    });
+    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+    await next.registry.idle();
+    expect(primaryRuns()).toBe(2);
+    expect(keysSent(backup, true)).toEqual(['Bearer sk-backup-own']);
+    expect(next.published).toHaveLength(1);
+    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'completed' });
+    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+  });
+
+  it('a resumed review drops a keyed fallback whose key the live config no longer holds, with a warning, and never sends it the agent’s key', async () => {
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    const primaryRuns = primaryScript(fixture, MOVE_ON);
+    const backup = await backupServer('sk-backup-own');
+    const route = {
+      base_url: fixture.model.baseUrl,
+      model: 'review-model',
+      api_key: 'sk-review-own',
+    };
+    const reviewId = await crashedPinnedReview(
+      fixture,
+      {
+        ...route,
+        fallback_providers: [
+          { base_url: backup.baseUrl, model: 'backup-model', api_key: 'sk-backup-own' },
+        ],
+      },
+      () => primaryRuns() === 1,
+    );
+
+    // The next start's auxiliary.review keeps its route but no longer has that backup.
+    const next = await otherProcess(fixture, {
+      config: liveConfig(fixture, { auxiliary: { review: route } }),
+    });
+    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+    await next.registry.idle();
+    expect(backup.requests).toEqual([]);
+    expect(next.warnings.join('\n')).toContain(backup.baseUrl);
+    expect(next.published).toHaveLength(1);
+    // The review ran again on its own route, which had nothing to fall back to.
+    expect(primaryRuns()).toBe(2);
+    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'error' });
+    expect(next.published[0]?.results[0]?.error).toContain('slow down');
+  });
+
+  it('a resumed review keeps a named-provider fallback whose own key left the live chain, on that provider’s configured key', async () => {
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    const primaryRuns = primaryScript(fixture, MOVE_ON);
+    const backup = await backupServer('sk-backuphost');
+    const providers = { backuphost: { base_url: backup.baseUrl, api_key: 'sk-backuphost' } };
+    const route = {
+      base_url: fixture.model.baseUrl,
+      model: 'review-model',
+      api_key: 'sk-review-own',
+    };
+    const reviewId = await crashedPinnedReview(
+      fixture,
+      {
+        ...route,
+        fallback_providers: [{ provider: 'backuphost', model: 'backup-model', api_key: 'sk-old' }],
+      },
+      () => primaryRuns() === 1,
+      liveConfig(fixture, { providers }),
+    );
+
+    const next = await otherProcess(fixture, {
+      config: liveConfig(fixture, { providers, auxiliary: { review: route } }),
+    });
+    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+    await next.registry.idle();
+    expect(keysSent(backup, true)).toEqual(['Bearer sk-backuphost']);
+    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+  });
+
   it('a resumed review pinned to an endpoint with its own key keeps that key when only the live auxiliary.review model changed (was: ended unknown)', async () => {
     const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
     const script = reviewScript(fixture);

@@ -17,6 +17,7 @@ import {
   REVIEW_GOAL,
   reviewScript,
 } from '../../test/resume-fixtures.js';
+import { delegateTask } from './delegate-task.js';
 import { createDelegationRail } from './delegation-rail.js';
 
 const MAIN_KEY = 'sk-main-agent';
@@ -326,6 +327,32 @@ describe('resumed units: routes and keys', () => {
     expect((await next.registry.recover()).resumed).toEqual([reviewId]);
     await next.registry.idle();
     expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
+    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+  });
+
+  it('a resumed unit routed by a pinned delegation section (own base_url and key) runs on the live section with its key; nothing of it is stored', async () => {
+    const deputy = await startModelServer({ apiKey: 'sk-deleg-own' });
+    onTestFinished(() => deputy.close());
+    deputy.push({ text: 'never', delayMs: 10_000 }, { text: FINDINGS });
+    const delegation = { base_url: deputy.baseUrl, model: 'deleg-model', api_key: 'sk-deleg-own' };
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY }, delegation } });
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const dispatched = await delegateTask(
+      { tasks: [{ goal: REVIEW_GOAL }] },
+      { parent: agent, background: true, sessionId: session.id, resumable: true },
+    );
+    const unitId = String(dispatched.delegation_id);
+    await waitFor(() => deputy.modelRequests.length === 1);
+    expect(fixture.store.getDelegation(unitId)?.taskJson).not.toContain('sk-deleg-own');
+    await killOwner(fixture, unitId);
+    fixture.registry.interruptAll();
+    await fixture.registry.idle();
+
+    const next = await otherProcess(fixture);
+    expect((await next.registry.recover()).resumed).toEqual([unitId]);
+    await next.registry.idle();
+    expect(keysSent(deputy, true)).toEqual(['Bearer sk-deleg-own', 'Bearer sk-deleg-own']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
 });

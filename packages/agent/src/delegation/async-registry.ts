@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { getHermesHome, getHomeScope, withHomeScope } from '@hermes/config';
+import { getHermesHome, getHomeScope, type HomeScope, withHomeScope } from '@hermes/config';
 import {
   type AsyncDelegationRecord,
   currentProcessIdentity,
@@ -111,6 +111,8 @@ export type DelegationLifecycleEvent =
   | { readonly type: 'suspended'; readonly delegationId: string }
   /** A resumable unit taken over from a stopped owner and run again. */
   | { readonly type: 'resumed'; readonly delegationId: string; readonly resumeCount: number }
+  /** A unit taken over while every slot is taken: it runs once one is free. */
+  | { readonly type: 'queued'; readonly delegationId: string }
   | { readonly type: 'warning'; readonly message: string };
 
 export interface StallThresholds {
@@ -160,7 +162,10 @@ export interface DelegationRecoveryReport extends Omit<DelegationRecovery, 'rest
   readonly checkpointed: string[];
   /** Delivery claims of dead processes given back. */
   readonly releasedClaims: string[];
-  /** Resumable units taken over from stopped owners and running again here. */
+  /**
+   * Resumable units taken over from stopped owners to run again here: running, or waiting for a
+   * free slot (`max_concurrent_children`).
+   */
   readonly resumed: string[];
 }
 
@@ -169,7 +174,13 @@ interface UnitRecord {
   readonly controller: AbortController;
   status: string;
   readonly dispatchedAt: number;
-  readonly startedMs: number;
+  /** False while a taken-over unit waits for a free slot (`status: 'queued'`). */
+  started: boolean;
+  /** The home scope it runs in (captured when it was dispatched or taken over). */
+  scope: HomeScope | undefined;
+  /** What a waiting unit's row goes back to if it never runs here (resume not spent). */
+  unrunTask: DelegationTaskRecord | undefined;
+  startedMs: number;
   lastToken: string;
   lastProgressMs: number;
   stallingSinceMs: number | undefined;
@@ -235,9 +246,11 @@ export class AsyncDelegationRegistry {
     this.#paused = paused;
   }
 
-  /** Units running now. */
+  /** Units running now (not those waiting for a free slot). */
   get running(): number {
-    return this.#records.size;
+    let count = 0;
+    for (const record of this.#records.values()) if (record.started) count += 1;
+    return count;
   }
 
   #emit(event: DelegationLifecycleEvent): void {
@@ -265,11 +278,11 @@ export class AsyncDelegationRegistry {
     // uninterrupted, past the wait, on a store about to close.
     if (this.#closing || this.#closed)
       return { status: 'rejected', error: 'the delegation rail is shutting down', capacity: false };
-    const slots = new Set([...this.#records.values()].map((record) => record.unit.slotKey));
-    const max = Math.max(1, this.#options.maxConcurrent ?? unit.maxConcurrent);
-    if (!slots.has(unit.slotKey) && slots.size >= max)
+    // Units waiting for a slot count: they were there first.
+    const slots = this.#slots(() => true);
+    if (!slots.has(unit.slotKey) && slots.size >= this.#capacity(unit))
       return { status: 'rejected', error: MESSAGES.capacity(slots.size), capacity: true };
-    const record = newRecord(unit, Date.now() / 1000);
+    const record = newRecord(unit, Date.now() / 1000, scope);
     this.#records.set(unit.delegationId, record);
     try {
       await this.store.recordDelegationStart({
@@ -280,8 +293,7 @@ export class AsyncDelegationRegistry {
         task: unit.task,
       });
     } catch (error) {
-      this.#records.delete(unit.delegationId);
-      this.#settleIdle();
+      this.#remove(unit.delegationId);
       return {
         status: 'rejected',
         error: `the delegation could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
@@ -289,16 +301,83 @@ export class AsyncDelegationRegistry {
       };
     }
     this.#ensureMonitor();
+    this.#start(record);
+    this.#emit({ type: 'dispatched', delegationId: unit.delegationId });
+    return { status: 'dispatched', delegationId: unit.delegationId };
+  }
+
+  /** The slot keys of the units `include` selects. */
+  #slots(include: (record: UnitRecord) => boolean): Set<string> {
+    const slots = new Set<string>();
+    for (const record of this.#records.values())
+      if (include(record)) slots.add(record.unit.slotKey);
+    return slots;
+  }
+
+  #capacity(unit: AsyncUnit): number {
+    return Math.max(1, this.#options.maxConcurrent ?? unit.maxConcurrent);
+  }
+
+  /** Runs a unit now, in the home scope it was dispatched (or taken over) in. */
+  #start(record: UnitRecord): void {
+    record.started = true;
+    record.status = 'running';
+    record.startedMs = performance.now();
+    record.lastProgressMs = record.startedMs;
     const start = () =>
       this.#runUnit(record).catch((error: unknown) =>
         this.#emit({
           type: 'warning',
-          message: `delegation ${unit.delegationId}: ${String(error)}`,
+          message: `delegation ${record.unit.delegationId}: ${String(error)}`,
         }),
       );
-    void (scope ? withHomeScope(scope, start) : start());
-    this.#emit({ type: 'dispatched', delegationId: unit.delegationId });
-    return { status: 'dispatched', delegationId: unit.delegationId };
+    void (record.scope ? withHomeScope(record.scope, start) : start());
+  }
+
+  /** Starts waiting units, first come first served, while their slots are free. */
+  #startWaiting(): void {
+    if (this.#closing) return;
+    for (const record of this.#records.values()) {
+      if (record.started || record.finalized) continue;
+      const running = this.#slots((other) => other.started);
+      if (!running.has(record.unit.slotKey) && running.size >= this.#capacity(record.unit)) return;
+      this.#start(record);
+      this.#emit({
+        type: 'resumed',
+        delegationId: record.unit.delegationId,
+        resumeCount: record.unit.task.resume_count ?? 1,
+      });
+    }
+  }
+
+  /**
+   * A waiting unit interrupted before it ran: a shutdown gives its row back as it was taken over
+   * (the next start runs it, resume not spent); any other interrupt (`/stop`, `/new`) ends it
+   * `interrupted`, published like a running unit's.
+   */
+  async #stopWaiting(record: UnitRecord): Promise<void> {
+    if (record.started || record.finalized) return;
+    const { delegationId, task } = record.unit;
+    if (record.controller.signal.reason === SHUTDOWN_INTERRUPT_REASON) {
+      record.finalized = true;
+      record.status = 'suspended';
+      try {
+        await this.#giveBack(delegationId, record.unrunTask ?? task);
+      } finally {
+        this.#remove(delegationId);
+      }
+      return;
+    }
+    const error = MESSAGES.interruptedWaiting;
+    const results = placeholderResults(task, 'interrupted', error);
+    await this.#finalize(record, { status: batchStatus(results), results, error });
+  }
+
+  /** Forgets a unit that ended (or never ran here), starts what waited for its slot. */
+  #remove(delegationId: string): void {
+    this.#records.delete(delegationId);
+    this.#startWaiting();
+    this.#settleIdle();
   }
 
   async #runUnit(record: UnitRecord): Promise<void> {
@@ -360,8 +439,7 @@ export class AsyncDelegationRegistry {
         this.#emit({ type: 'suspended', delegationId });
       }
     } finally {
-      this.#records.delete(delegationId);
-      this.#settleIdle();
+      this.#remove(delegationId);
     }
   }
 
@@ -467,8 +545,7 @@ export class AsyncDelegationRegistry {
       }
       await removeCheckpoints(this.home, delegationId);
     } finally {
-      this.#records.delete(delegationId);
-      this.#settleIdle();
+      this.#remove(delegationId);
     }
   }
 
@@ -496,7 +573,7 @@ export class AsyncDelegationRegistry {
    */
   checkStalls(nowMs = performance.now()): void {
     for (const record of this.#records.values()) {
-      if (record.finalized || !record.unit.progress) continue;
+      if (record.finalized || !record.started || !record.unit.progress) continue;
       const progress = record.unit.progress();
       const token = `${progress.apiCalls}|${progress.currentTool ?? ''}|${progress.lastActivityMs}`;
       if (token !== record.lastToken) {
@@ -800,40 +877,30 @@ export class AsyncDelegationRegistry {
         maxConcurrent: 1,
         run: () => Promise.reject(new Error(reason)),
       };
-      const record = newRecord(stub, row.dispatchedAt);
+      const record = newRecord(stub, row.dispatchedAt, scope);
       this.#records.set(row.delegationId, record);
       // One `unknown` entry per task, so every goal the delegating agent asked for is named.
-      const results = task.goals.map((goal, position) =>
-        placeholderResult({
-          taskIndex: task.task_indexes[position] ?? position,
-          subagentId: task.subagent_ids[position] ?? `sa-${position}`,
-          goal,
-          model: task.model,
-          status: 'unknown',
-          error: reason,
-        }),
-      );
+      const results = placeholderResults(task, 'unknown', reason);
       await this.#finalize(record, { status: 'unknown', results, error: reason });
       return false;
     }
     // A shutdown began while the unit was being built: it never ran here, so the next start gets it.
     if (this.#closing) return await this.#giveBack(row.delegationId, before);
-    const record = newRecord({ ...unit, task, origin }, row.dispatchedAt);
+    // It counts against the capacity like a dispatch: it waits for a free slot (after those that
+    // already wait), holding its row so that no other process takes it and nothing stamps it.
+    const record = newRecord({ ...unit, task, origin }, row.dispatchedAt, scope);
+    record.started = false;
+    record.status = 'queued';
+    record.unrunTask = before;
     this.#records.set(row.delegationId, record);
     this.#ensureMonitor();
-    const start = () =>
-      this.#runUnit(record).catch((error: unknown) =>
-        this.#emit({
-          type: 'warning',
-          message: `delegation ${row.delegationId}: ${String(error)}`,
-        }),
-      );
-    void (scope ? withHomeScope(scope, start) : start());
-    this.#emit({
-      type: 'resumed',
-      delegationId: row.delegationId,
-      resumeCount: task.resume_count ?? 1,
-    });
+    this.#startWaiting();
+    if (!record.started) {
+      record.controller.signal.addEventListener('abort', () => void this.#stopWaiting(record), {
+        once: true,
+      });
+      this.#emit({ type: 'queued', delegationId: row.delegationId });
+    }
     return true;
   }
 
@@ -876,13 +943,20 @@ function releasedOwner(row: AsyncDelegationRecord): boolean {
   return row.ownerPid === RELEASED_DELEGATION_OWNER.pid;
 }
 
-function newRecord(unit: AsyncUnit, dispatchedAt: number): UnitRecord {
+function newRecord(
+  unit: AsyncUnit,
+  dispatchedAt: number,
+  scope: HomeScope | undefined,
+): UnitRecord {
   const now = performance.now();
   return {
     unit,
     controller: new AbortController(),
     status: 'running',
     dispatchedAt,
+    started: true,
+    scope,
+    unrunTask: undefined,
     startedMs: now,
     lastToken: '',
     lastProgressMs: now,
@@ -890,6 +964,24 @@ function newRecord(unit: AsyncUnit, dispatchedAt: number): UnitRecord {
     stall: undefined,
     finalized: false,
   };
+}
+
+/** One result per task of `task`, none of which ran (so every goal asked for is named). */
+function placeholderResults(
+  task: DelegationTaskRecord,
+  status: 'unknown' | 'interrupted',
+  error: string,
+): ChildResult[] {
+  return task.goals.map((goal, position) =>
+    placeholderResult({
+      taskIndex: task.task_indexes[position] ?? position,
+      subagentId: task.subagent_ids[position] ?? `sa-${position}`,
+      goal,
+      model: task.model,
+      status,
+      error,
+    }),
+  );
 }
 
 function parseTask(text: string): DelegationTaskRecord | undefined {

@@ -42,6 +42,8 @@ export const DELEGATION_ERROR_MESSAGES = {
   parentInterrupted: 'Parent agent interrupted — child did not finish in time',
   resumeFailed: (detail: string) =>
     `The delegation's process stopped before it finished and it could not be run again (${detail}); outcome unknown.`,
+  interruptedWaiting:
+    'Interrupted while it waited for a free slot (delegation.max_concurrent_children) to be run again after a restart; it did not run.',
   childTimeout: (seconds: number) =>
     `Subagent made no progress for ${seconds}s (delegation.child_timeout_seconds) and was stopped.`,
   childFailedEmpty: 'The subagent ended without a usable summary.',

@@ -18,6 +18,7 @@ import {
   dispatchReview,
   FINDINGS,
   killOwner,
+  type OtherProcess,
   otherProcess,
   REVIEW_GOAL,
   reviewScript,
@@ -319,5 +320,89 @@ describe('resumable delegation units', () => {
     expect(next.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 1 });
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
     expect(script.reviewRuns()).toBe(2);
+  });
+});
+
+describe('resumed units and max_concurrent_children', () => {
+  /**
+   * Two reviews suspended by a graceful close, and the next start's process, whose
+   * `delegation.max_concurrent_children` is 1. Their first runs hang; of the runs after the restart
+   * the first waits for `release`, every later one answers the findings at once.
+   */
+  async function twoSuspendedReviews() {
+    const fixture = await delegationFixture();
+    const release = gate();
+    let runs = 0;
+    /** How many completions the next process had published when each later run began. */
+    const publishedAtStart: number[] = [];
+    let next: OtherProcess | undefined;
+    routeReplies(fixture.model, {
+      child: Array.from({ length: 10 }, () => async () => {
+        runs += 1;
+        if (runs <= 2) return { text: 'never', delayMs: 10_000 };
+        publishedAtStart.push(next?.published.length ?? -1);
+        if (runs === 3) await release.promise;
+        return { text: FINDINGS };
+      }),
+    });
+    onTestFinished(() => release.open());
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const ids = [await dispatchReview(agent, session.id), await dispatchReview(agent, session.id)];
+    await waitFor(() => runs === 2);
+    await fixture.registry.close();
+    const config = {
+      ...fixture.config,
+      delegation: { ...fixture.config.delegation, maxConcurrentChildren: 1 },
+    };
+    next = await otherProcess(fixture, { config });
+    return { fixture, next, ids, release, runs: () => runs, publishedAtStart };
+  }
+
+  it('units resumed beyond the limit wait for a free slot and run one after another, each publishing its findings (was: all ran at once)', async () => {
+    const { next, ids, release, publishedAtStart } = await twoSuspendedReviews();
+    const report = await next.registry.recover();
+    expect([...report.resumed].sort()).toEqual([...ids].sort());
+    expect(next.registry.running).toBe(1);
+    expect(next.registry.list().map((listing) => listing.status)).toEqual(['running', 'queued']);
+    release.open();
+    await next.registry.idle();
+    // The second began only once the first had published.
+    expect(publishedAtStart).toEqual([0, 1]);
+    expect(next.published.map((event) => event.delegation_id)).toEqual(ids);
+    expect(next.published.map((event) => event.results[0]?.summary)).toEqual([FINDINGS, FINDINGS]);
+  });
+
+  it('a /stop finalises a unit still waiting for a slot as interrupted without running it', async () => {
+    const { next, ids, runs } = await twoSuspendedReviews();
+    await next.registry.recover();
+    await waitFor(() => runs() === 3);
+    expect(next.registry.list().map((listing) => listing.status)).toEqual(['running', 'queued']);
+    expect(next.registry.interruptAll('stop')).toBe(2);
+    await next.registry.idle();
+    expect(runs()).toBe(3);
+    expect(next.published.map((event) => event.delegation_id).sort()).toEqual([...ids].sort());
+    for (const event of next.published) expect(event.results[0]?.status).toBe('interrupted');
+    expect(next.store.getDelegation(ids[1] as string)?.state).not.toBe('running');
+  });
+
+  it('a close while a resumed unit waits for a slot gives its row back unrun, resume not spent, and the next start runs both', async () => {
+    const { fixture, next, ids, release, runs } = await twoSuspendedReviews();
+    await next.registry.recover();
+    await waitFor(() => runs() === 3);
+    await next.registry.close();
+    release.open();
+    expect(next.published).toEqual([]);
+    const [running, waiting] = ids as [string, string];
+    expect(next.store.getDelegation(running)).toMatchObject({ state: 'running', ownerPid: 0 });
+    expect(next.store.getDelegation(waiting)).toMatchObject({ state: 'running', ownerPid: 0 });
+    expect(taskOf(next.store, running).resume_count).toBe(1);
+    expect(taskOf(next.store, waiting).resume_count).toBe(0);
+
+    const third = await otherProcess(fixture);
+    expect([...(await third.registry.recover()).resumed].sort()).toEqual([...ids].sort());
+    await third.registry.idle();
+    expect(third.published.map((event) => event.results[0]?.summary)).toEqual([FINDINGS, FINDINGS]);
+    expect(runs()).toBe(5);
   });
 });

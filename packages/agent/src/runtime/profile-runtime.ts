@@ -394,7 +394,8 @@ class ProfileRuntimeImpl implements ProfileRuntime {
       event.type === 'dispatched' ||
       event.type === 'stalled' ||
       event.type === 'suspended' ||
-      event.type === 'resumed'
+      event.type === 'resumed' ||
+      event.type === 'queued'
     )
       this.#logger.info(
         { profile: this.name, delegationId: event.delegationId },

@@ -10,16 +10,16 @@ export {
   type AsyncDelegationListing,
   AsyncDelegationRegistry,
   type AsyncDelegationRegistryOptions,
-  type AsyncUnit,
-  type AsyncUnitProgress,
   createDelegationRegistry,
-  type DelegationLifecycleEvent,
-  type DelegationOrigin,
-  type DelegationRecoveryReport,
-  type DispatchOutcome,
-  type ResumeUnitRequest,
   type StallThresholds,
 } from './delegation/async-registry.js';
+export type {
+  AsyncUnit,
+  AsyncUnitProgress,
+  DelegationOrigin,
+  DispatchOutcome,
+  ResumeUnitRequest,
+} from './delegation/async-unit.js';
 export {
   type BuiltChild,
   buildChildSystemPrompt,
@@ -62,6 +62,10 @@ export {
   childrenMayDelegate,
 } from './delegation/delegate-task-schema.js';
 export { delegateTaskTool, HIDDEN_DELEGATE_FIELDS } from './delegation/delegate-task-tool.js';
+export type {
+  DelegationLifecycleEvent,
+  DelegationRecoveryReport,
+} from './delegation/delegation-lifecycle.js';
 export {
   COMPLETION_DISPLAY_KIND,
   DELEGATE_BLOCKED_TOOLS,

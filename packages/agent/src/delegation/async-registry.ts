@@ -6,18 +6,18 @@ import {
   DELEGATION_CLAIM_LEASE_SECONDS,
   DELEGATION_OWNER_EXITED_MESSAGE,
   DELEGATION_RESTORE_MAX_AGE_SECONDS,
-  type DelegationRecovery,
   isProcessAlive,
   LIVE_DELEGATION_STATES,
   RELEASED_DELEGATION_OWNER,
   type SessionStore,
 } from '@hermes/session-store';
-import {
-  type BatchResult,
-  batchStatus,
-  type ChildResult,
-  placeholderResult,
-} from './child-result.js';
+import type {
+  AsyncUnit,
+  DelegationOrigin,
+  DispatchOutcome,
+  ResumeUnitRequest,
+} from './async-unit.js';
+import { batchStatus, type ChildResult, placeholderResult } from './child-result.js';
 import {
   type AsyncDelegationEvent,
   type DelegationResultRecord,
@@ -25,6 +25,7 @@ import {
   eventFromLedgerRow,
 } from './completion-event.js';
 import { CompletionQueue } from './completion-queue.js';
+import type { DelegationLifecycleEvent, DelegationRecoveryReport } from './delegation-lifecycle.js';
 import {
   DELEGATION_MAX_RESUMES,
   SHUTDOWN_INTERRUPT_REASON,
@@ -42,78 +43,7 @@ import {
   removeCheckpoints,
   writeTerminalCheckpoint,
 } from './ledger-files.js';
-import type { BatchEvent } from './run-batch.js';
 import { SubagentTracker } from './subagent-tracker.js';
-
-/** Where a delegation was asked from; stamped on its completion. */
-export interface DelegationOrigin {
-  readonly sessionKey?: string | null | undefined;
-  readonly originUiSessionId?: string | null | undefined;
-  readonly originSessionId?: string | null | undefined;
-  readonly parentSessionId?: string | null | undefined;
-}
-
-/** A unit's liveness, read by the stall monitor. */
-export interface AsyncUnitProgress {
-  readonly apiCalls: number;
-  readonly currentTool: string | undefined;
-  /** Monotonic ms of the last event of any child (deltas count). */
-  readonly lastActivityMs: number;
-  readonly inTool: boolean;
-}
-
-/** One background unit (a whole `delegate_task` call, or one group of it). */
-export interface AsyncUnit {
-  readonly delegationId: string;
-  /** Units of one call share one capacity slot. */
-  readonly slotKey: string;
-  readonly task: DelegationTaskRecord;
-  readonly origin: DelegationOrigin;
-  /** The cap that applies when the registry has none of its own. */
-  readonly maxConcurrent: number;
-  /** Runs the unit; `signal` is the unit's own (interrupts), never the parent turn's. */
-  run(signal: AbortSignal): Promise<BatchResult>;
-  progress?(): AsyncUnitProgress;
-  /** Results of the children that finished so far. */
-  partialResults?(): readonly ChildResult[];
-}
-
-/** A resumable unit a dead (or departed) owner left running, to be built again for `resume`. */
-export interface ResumeUnitRequest {
-  readonly delegationId: string;
-  /** The ledger's task record, with its `resume` spec and the new `resume_count`. */
-  readonly task: DelegationTaskRecord;
-  readonly origin: DelegationOrigin;
-  /** Epoch seconds of the first dispatch. */
-  readonly dispatchedAt: number;
-}
-
-export type DispatchOutcome =
-  | { readonly status: 'dispatched'; readonly delegationId: string }
-  | { readonly status: 'rejected'; readonly error: string; readonly capacity: boolean };
-
-/** What the registry reports as it works (for logs, front ends, tests and benchmarks). */
-export type DelegationLifecycleEvent =
-  | { readonly type: 'dispatched'; readonly delegationId: string }
-  | { readonly type: 'subagent'; readonly delegationId: string; readonly event: BatchEvent }
-  | { readonly type: 'checkpointed'; readonly delegationId: string; readonly status: string }
-  | { readonly type: 'recorded'; readonly delegationId: string; readonly owned: boolean }
-  | { readonly type: 'published'; readonly event: AsyncDelegationEvent }
-  | {
-      readonly type: 'stalling';
-      readonly delegationId: string;
-      readonly quietSeconds: number;
-      readonly phase: 'idle' | 'in_tool';
-    }
-  | { readonly type: 'stalled'; readonly delegationId: string }
-  | { readonly type: 'recovered'; readonly report: DelegationRecoveryReport }
-  /** A resumable unit stopped by a graceful shutdown, left running in the ledger (owner released). */
-  | { readonly type: 'suspended'; readonly delegationId: string }
-  /** A resumable unit taken over from a stopped owner and run again. */
-  | { readonly type: 'resumed'; readonly delegationId: string; readonly resumeCount: number }
-  /** A unit taken over while every slot is taken: it runs once one is free. */
-  | { readonly type: 'queued'; readonly delegationId: string }
-  | { readonly type: 'warning'; readonly message: string };
 
 export interface StallThresholds {
   /** How often the monitor looks (default 30 s). */
@@ -153,20 +83,6 @@ export interface AsyncDelegationListing {
   readonly seconds_since_progress: number | null;
   readonly in_tool: boolean;
   readonly children_activity: { readonly api_calls: number; readonly current_tool: string | null };
-}
-
-export interface DelegationRecoveryReport extends Omit<DelegationRecovery, 'restored'> {
-  /** Completions re-enqueued (restored from the ledger). */
-  readonly restored: string[];
-  /** Terminal results recovered from checkpoints of processes that died before the ledger write. */
-  readonly checkpointed: string[];
-  /** Delivery claims of dead processes given back. */
-  readonly releasedClaims: string[];
-  /**
-   * Resumable units taken over from stopped owners to run again here: running, or waiting for a
-   * free slot (`max_concurrent_children`).
-   */
-  readonly resumed: string[];
 }
 
 interface UnitRecord {

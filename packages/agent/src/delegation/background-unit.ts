@@ -2,7 +2,8 @@ import { estimateTokens } from '../compression/estimate-tokens.js';
 import type { Agent } from '../loop/agent-types.js';
 import { loadMessages, rowsToMessages } from '../loop/transcript.js';
 import { DEFAULT_CONTEXT_LENGTH } from '../model/provider-catalog.js';
-import type { AsyncDelegationRegistry, AsyncUnit, DelegationOrigin } from './async-registry.js';
+import type { AsyncDelegationRegistry } from './async-registry.js';
+import type { AsyncUnit, DelegationOrigin } from './async-unit.js';
 import type { BuiltChild } from './build-children.js';
 import type { BatchResult, ChildResult } from './child-result.js';
 import {

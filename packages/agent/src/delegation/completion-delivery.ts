@@ -1,8 +1,9 @@
 import type { MessageRecord } from '@hermes/session-store';
 import { AgentError } from '../errors.js';
 import type { RunTurnOptions, TurnResult } from '../loop/agent-types.js';
-import type { AsyncDelegationRegistry, DelegationRecoveryReport } from './async-registry.js';
+import type { AsyncDelegationRegistry } from './async-registry.js';
 import type { AsyncDelegationEvent } from './completion-event.js';
+import type { DelegationRecoveryReport } from './delegation-lifecycle.js';
 import { COMPLETION_DISPLAY_KIND } from './delegation-limits.js';
 import { completionHeader, formatAsyncDelegation } from './format-async-delegation.js';
 import { removeClaimMarker, writeClaimMarker } from './ledger-files.js';

@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../events.js';
 import type { Agent } from '../loop/agent-types.js';
-import type { AsyncDelegationRegistry, DelegationOrigin } from './async-registry.js';
+import type { AsyncDelegationRegistry } from './async-registry.js';
+import type { DelegationOrigin } from './async-unit.js';
 import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren, newDelegationId } from './build-children.js';
 import type { ChildResult } from './child-result.js';

@@ -1,6 +1,6 @@
 import { resolveFallbackProviders } from '@hermes/config';
 import type { Agent } from '../loop/agent-types.js';
-import type { AsyncUnit, ResumeUnitRequest } from './async-registry.js';
+import type { AsyncUnit, ResumeUnitRequest } from './async-unit.js';
 import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren } from './build-children.js';
 import type { DelegationResumeSpec, ResumableTaskRecord } from './completion-event.js';

@@ -9,8 +9,8 @@ import {
 import { waitFor } from '../../test/fixtures.js';
 import { BUILTIN_TOOLS } from '../tools/builtin-tools.js';
 import { defineTool } from '../tools/define-tool.js';
-import type { DelegationLifecycleEvent } from './async-registry.js';
 import { delegateTask } from './delegate-task.js';
+import type { DelegationLifecycleEvent } from './delegation-lifecycle.js';
 
 const stall = { checkIntervalMs: 50, idleMs: 300, inToolMs: 500, graceMs: 400 };
 

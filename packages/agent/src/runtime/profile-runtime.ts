@@ -10,17 +10,18 @@ import {
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import {
   type AsyncDelegationRegistry,
-  type AsyncUnit,
   createDelegationRegistry,
-  type DelegationLifecycleEvent,
-  type DelegationRecoveryReport,
-  type ResumeUnitRequest,
 } from '../delegation/async-registry.js';
+import type { AsyncUnit, ResumeUnitRequest } from '../delegation/async-unit.js';
 import {
   type CompletionDelivery,
   type CompletionDeliveryOptions,
   createCompletionDelivery,
 } from '../delegation/completion-delivery.js';
+import type {
+  DelegationLifecycleEvent,
+  DelegationRecoveryReport,
+} from '../delegation/delegation-lifecycle.js';
 import { resumeDelegation } from '../delegation/resume-delegation.js';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import type { Agent } from '../loop/agent-types.js';

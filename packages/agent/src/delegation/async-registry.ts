@@ -1,11 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { getHermesHome, getHomeScope, type HomeScope, withHomeScope } from '@hermes/config';
 import {
-  type AsyncDelegationRecord,
   currentProcessIdentity,
   DELEGATION_CLAIM_LEASE_SECONDS,
   DELEGATION_OWNER_EXITED_MESSAGE,
-  DELEGATION_RESTORE_MAX_AGE_SECONDS,
   isProcessAlive,
   LIVE_DELEGATION_STATES,
   RELEASED_DELEGATION_OWNER,
@@ -17,7 +15,7 @@ import type {
   DispatchOutcome,
   ResumeUnitRequest,
 } from './async-unit.js';
-import { batchStatus, type ChildResult, placeholderResult } from './child-result.js';
+import { batchStatus, type ChildResult, placeholderResults } from './child-result.js';
 import {
   type AsyncDelegationEvent,
   type DelegationResultRecord,
@@ -27,7 +25,6 @@ import {
 import { CompletionQueue } from './completion-queue.js';
 import type { DelegationLifecycleEvent, DelegationRecoveryReport } from './delegation-lifecycle.js';
 import {
-  DELEGATION_MAX_RESUMES,
   SHUTDOWN_INTERRUPT_REASON,
   STALL_CHECK_INTERVAL_MS,
   STALL_GRACE_MS,
@@ -43,6 +40,7 @@ import {
   removeCheckpoints,
   writeTerminalCheckpoint,
 } from './ledger-files.js';
+import { type ResumeHost, StoppedUnitResumer } from './resume-stopped-units.js';
 import { SubagentTracker } from './subagent-tracker.js';
 
 export interface StallThresholds {
@@ -136,8 +134,8 @@ export class AsyncDelegationRegistry {
   #paused = false;
   #closing = false;
   #closed = false;
-  /** Takeovers of `recover()` still in flight: `close()` waits for them. */
-  readonly #resuming = new Set<Promise<unknown>>();
+  /** Takes over what stopped owners left running (with the `resume` option). */
+  readonly #resumer: StoppedUnitResumer | undefined;
   #idleWaiters: (() => void)[] = [];
 
   constructor(options: AsyncDelegationRegistryOptions) {
@@ -151,6 +149,19 @@ export class AsyncDelegationRegistry {
       inToolMs: options.stall?.inToolMs ?? STALL_IN_TOOL_MS,
       graceMs: options.stall?.graceMs ?? STALL_GRACE_MS,
     };
+    if (options.resume)
+      this.#resumer = new StoppedUnitResumer(
+        {
+          store: this.store,
+          home: this.home,
+          closing: () => this.#closing,
+          holds: (delegationId) => this.#records.has(delegationId),
+          adopt: (input) => this.#adopt(input),
+          finalizeUnrun: (input) => this.#finalizeUnrun(input),
+          giveBack: (delegationId, task) => this.#giveBack(delegationId, task),
+        },
+        options.resume,
+      );
   }
 
   /** Spawning paused (the TUI's `p`, the `delegation.pause` RPC): new delegations are refused. */
@@ -616,7 +627,7 @@ export class AsyncDelegationRegistry {
   async recover(): Promise<DelegationRecoveryReport> {
     const releasedClaims = await this.#releaseDeadClaims();
     const checkpointed = await this.#applyDeadCheckpoints();
-    const resumed = await this.#resumeStoppedUnits();
+    const resumed = (await this.#resumer?.resumeStopped()) ?? [];
     // A registry shutting down settles nothing of others: a resumable row it could not take over
     // (or gave back) must stay `running` for the next start, not be stamped `unknown` here.
     const recovery = this.#closing
@@ -676,7 +687,7 @@ export class AsyncDelegationRegistry {
       if (isProcessAlive(owner)) continue;
       const terminal = await readTerminalCheckpoint(this.home, id);
       // Only partial results of a unit that will run again: that run replaces them.
-      if (!terminal && this.#resumableTask(row, Date.now() / 1000)) continue;
+      if (!terminal && this.#resumer?.resumableTask(row, Date.now() / 1000)) continue;
       let recorded = false;
       if (terminal) {
         recorded = await this.store.recordDelegationTerminal({
@@ -707,126 +718,40 @@ export class AsyncDelegationRegistry {
     return applied;
   }
 
-  /** The task record of a row this registry may take over and run again now, else undefined. */
-  #resumableTask(row: AsyncDelegationRecord, nowSeconds: number): DelegationTaskRecord | undefined {
-    if (!this.#options.resume || this.#closing || this.#records.has(row.delegationId)) return;
-    if (!LIVE.includes(row.state)) return;
-    if (row.dispatchedAt < nowSeconds - DELEGATION_RESTORE_MAX_AGE_SECONDS) return;
-    const task = parseTask(row.taskJson);
-    if (task?.resumable !== true || !task.resume) return;
-    // A released row was let go by a graceful stop; any other owner that is gone died with it,
-    // and only those runs spend the budget (a unit that crashes its process is not run forever).
-    if (!releasedOwner(row) && (task.crash_resumes ?? 0) >= DELEGATION_MAX_RESUMES) return;
-    if (isProcessAlive({ pid: row.ownerPid, startTicks: row.ownerStartedAt })) return;
-    return task;
-  }
-
-  async #resumeStoppedUnits(): Promise<string[]> {
-    if (!this.#options.resume) return [];
-    const work = this.#takeOverStoppedUnits();
-    this.#resuming.add(work);
-    try {
-      return await work;
-    } finally {
-      this.#resuming.delete(work);
-    }
-  }
-
-  async #takeOverStoppedUnits(): Promise<string[]> {
-    const resumed: string[] = [];
-    const now = Date.now() / 1000;
-    for (const row of this.store.listLiveDelegations()) {
-      const task = this.#resumableTask(row, now);
-      if (!task) continue;
-      const next: DelegationTaskRecord = {
-        ...task,
-        resume_count: (task.resume_count ?? 0) + 1,
-        crash_resumes: (task.crash_resumes ?? 0) + (releasedOwner(row) ? 0 : 1),
-      };
-      const taken = await this.store.transferDelegationOwner({
-        delegationId: row.delegationId,
-        from: { pid: row.ownerPid, startTicks: row.ownerStartedAt },
-        task: next,
-      });
-      if (!taken) continue; // another process got it first
-      await removeCheckpoints(this.home, row.delegationId);
-      if (await this.#startResumed(row, next, task)) resumed.push(row.delegationId);
-    }
-    return resumed;
-  }
-
-  /**
-   * Runs a taken-over unit again (true); one that cannot be built again ends `unknown`, published
-   * with the reason (false).
-   */
-  async #startResumed(
-    row: AsyncDelegationRecord,
-    task: DelegationTaskRecord,
-    before: DelegationTaskRecord,
-  ): Promise<boolean> {
-    const scope = getHomeScope();
-    const origin: DelegationOrigin = {
-      sessionKey: row.sessionKey,
-      originUiSessionId: row.originUiSessionId,
-      originSessionId: task.origin_session_id,
-      parentSessionId: row.parentSessionId,
-    };
-    const request: ResumeUnitRequest = {
-      delegationId: row.delegationId,
-      task,
-      origin,
-      dispatchedAt: row.dispatchedAt,
-    };
-    let unit: AsyncUnit;
-    try {
-      unit = await (this.#options.resume as NonNullable<AsyncDelegationRegistryOptions['resume']>)(
-        request,
-      );
-    } catch (error) {
-      if (this.#closing) return await this.#giveBack(row.delegationId, before);
-      const reason = MESSAGES.resumeFailed(error instanceof Error ? error.message : String(error));
-      const stub: AsyncUnit = {
-        delegationId: row.delegationId,
-        slotKey: row.delegationId,
-        task,
-        origin,
-        maxConcurrent: 1,
-        run: () => Promise.reject(new Error(reason)),
-      };
-      const record = newRecord(stub, row.dispatchedAt, scope);
-      this.#records.set(row.delegationId, record);
-      // One `unknown` entry per task, so every goal the delegating agent asked for is named.
-      const results = placeholderResults(task, 'unknown', reason);
-      await this.#finalize(record, { status: 'unknown', results, error: reason });
-      return false;
-    }
-    // A shutdown began while the unit was being built: it never ran here, so the next start gets it.
-    if (this.#closing) return await this.#giveBack(row.delegationId, before);
-    // It counts against the capacity like a dispatch: it waits for a free slot (after those that
-    // already wait), holding its row so that no other process takes it and nothing stamps it.
-    const record = newRecord({ ...unit, task, origin }, row.dispatchedAt, scope);
-    record.started = false;
-    record.status = 'queued';
-    record.unrunTask = before;
-    this.#records.set(row.delegationId, record);
-    this.#ensureMonitor();
-    this.#startWaiting();
-    if (!record.started) {
-      record.controller.signal.addEventListener('abort', () => void this.#stopWaiting(record), {
-        once: true,
-      });
-      this.#emit({ type: 'queued', delegationId: row.delegationId });
-    }
-    return true;
-  }
-
   /**
    * Hands a taken-over row that was not run here back as it was (owner released, resume count
-   * not spent), for the next recovery to take over. False: never resumed here.
+   * not spent), for the next recovery to take over.
    */
-  async #giveBack(delegationId: string, task: DelegationTaskRecord): Promise<false> {
+  async #giveBack(delegationId: string, task: DelegationTaskRecord): Promise<void> {
     if (await this.#release(delegationId, task)) this.#emit({ type: 'suspended', delegationId });
-    return false;
+  }
+
+  /**
+   * A unit taken over and built again: it counts against the capacity like a dispatch, so it
+   * waits for a free slot (after those that already wait), holding its row so that no other
+   * process takes it and nothing stamps it.
+   */
+  #adopt(input: Parameters<ResumeHost['adopt']>[0]): void {
+    const { delegationId } = input.unit;
+    const record = newRecord(input.unit, input.dispatchedAt, input.scope);
+    record.started = false;
+    record.status = 'queued';
+    record.unrunTask = input.unrunTask;
+    this.#records.set(delegationId, record);
+    this.#ensureMonitor();
+    this.#startWaiting();
+    if (record.started) return;
+    record.controller.signal.addEventListener('abort', () => void this.#stopWaiting(record), {
+      once: true,
+    });
+    this.#emit({ type: 'queued', delegationId });
+  }
+
+  /** Records and publishes the result of a unit that never ran here. */
+  async #finalizeUnrun(input: Parameters<ResumeHost['finalizeUnrun']>[0]): Promise<void> {
+    const record = newRecord(input.unit, input.dispatchedAt, input.scope);
+    this.#records.set(input.unit.delegationId, record);
+    await this.#finalize(record, input.outcome);
   }
 
   /**
@@ -842,21 +767,16 @@ export class AsyncDelegationRegistry {
     this.interruptAll(SHUTDOWN_INTERRUPT_REASON);
     // A recovery taking over units right now gives them back (it sees `#closing`) while the store
     // is still open; only then is nothing of this registry left to settle but running units.
+    const resuming = this.#resumer?.busy === true;
     const settled = (async () => {
-      if (this.#resuming.size > 0) await Promise.allSettled([...this.#resuming]);
+      if (resuming) await this.#resumer?.settled();
       if (this.#records.size > 0) await this.idle();
     })();
-    if (this.#resuming.size > 0 || this.#records.size > 0)
-      await Promise.race([settled, sleep(timeoutMs)]);
+    if (resuming || this.#records.size > 0) await Promise.race([settled, sleep(timeoutMs)]);
     this.#closed = true;
     if (this.#monitor) clearInterval(this.#monitor);
     this.#monitor = undefined;
   }
-}
-
-/** A row a graceful stop let go of (`RELEASED_DELEGATION_OWNER`), not one whose owner died. */
-function releasedOwner(row: AsyncDelegationRecord): boolean {
-  return row.ownerPid === RELEASED_DELEGATION_OWNER.pid;
 }
 
 function newRecord(
@@ -880,35 +800,6 @@ function newRecord(
     stall: undefined,
     finalized: false,
   };
-}
-
-/** One result per task of `task`, none of which ran (so every goal asked for is named). */
-function placeholderResults(
-  task: DelegationTaskRecord,
-  status: 'unknown' | 'interrupted',
-  error: string,
-): ChildResult[] {
-  return task.goals.map((goal, position) =>
-    placeholderResult({
-      taskIndex: task.task_indexes[position] ?? position,
-      subagentId: task.subagent_ids[position] ?? `sa-${position}`,
-      goal,
-      model: task.model,
-      status,
-      error,
-    }),
-  );
-}
-
-function parseTask(text: string): DelegationTaskRecord | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as DelegationTaskRecord)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function matchesOrigin(

@@ -100,3 +100,26 @@ export function placeholderResult(input: {
     error: input.error,
   };
 }
+
+/** One result per task of a unit (its ledger task record), none of which ran: every goal named. */
+export function placeholderResults(
+  task: {
+    readonly goals: readonly string[];
+    readonly task_indexes: readonly number[];
+    readonly subagent_ids: readonly string[];
+    readonly model: string;
+  },
+  status: 'unknown' | 'interrupted',
+  error: string,
+): ChildResult[] {
+  return task.goals.map((goal, position) =>
+    placeholderResult({
+      taskIndex: task.task_indexes[position] ?? position,
+      subagentId: task.subagent_ids[position] ?? `sa-${position}`,
+      goal,
+      model: task.model,
+      status,
+      error,
+    }),
+  );
+}

@@ -1,11 +1,6 @@
-import { rm } from 'node:fs/promises';
 import { getHermesHome, getHomeScope, type HomeScope, withHomeScope } from '@hermes/config';
 import {
   currentProcessIdentity,
-  DELEGATION_CLAIM_LEASE_SECONDS,
-  DELEGATION_OWNER_EXITED_MESSAGE,
-  isProcessAlive,
-  LIVE_DELEGATION_STATES,
   RELEASED_DELEGATION_OWNER,
   type SessionStore,
 } from '@hermes/session-store';
@@ -32,14 +27,8 @@ import {
   STALL_IN_TOOL_MS,
 } from './delegation-limits.js';
 import { DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
-import {
-  listCheckpointIds,
-  listClaimMarkers,
-  readPartialResults,
-  readTerminalCheckpoint,
-  removeCheckpoints,
-  writeTerminalCheckpoint,
-} from './ledger-files.js';
+import { removeCheckpoints, writeTerminalCheckpoint } from './ledger-files.js';
+import { applyDeadCheckpoints, releaseDeadClaims } from './recover-dead-owners.js';
 import { type ResumeHost, StoppedUnitResumer } from './resume-stopped-units.js';
 import { SubagentTracker } from './subagent-tracker.js';
 
@@ -101,8 +90,6 @@ interface UnitRecord {
   stall: { quietSeconds: number; thresholdSeconds: number; phase: 'idle' | 'in_tool' } | undefined;
   finalized: boolean;
 }
-
-const LIVE: readonly string[] = LIVE_DELEGATION_STATES;
 
 /** Milliseconds as seconds with one decimal (stall metadata). */
 function tenths(ms: number): number {
@@ -625,8 +612,13 @@ export class AsyncDelegationRegistry {
    * process of several gets each) and runs them again.
    */
   async recover(): Promise<DelegationRecoveryReport> {
-    const releasedClaims = await this.#releaseDeadClaims();
-    const checkpointed = await this.#applyDeadCheckpoints();
+    const releasedClaims = await releaseDeadClaims(this.store, this.home);
+    const checkpointed = await applyDeadCheckpoints({
+      store: this.store,
+      home: this.home,
+      holds: (delegationId) => this.#records.has(delegationId),
+      willResume: (row) => this.#resumer?.resumableTask(row, Date.now() / 1000) !== undefined,
+    });
     const resumed = (await this.#resumer?.resumeStopped()) ?? [];
     // A registry shutting down settles nothing of others: a resumable row it could not take over
     // (or gave back) must stay `running` for the next start, not be stamped `unknown` here.
@@ -651,71 +643,6 @@ export class AsyncDelegationRegistry {
     };
     this.#emit({ type: 'recovered', report });
     return report;
-  }
-
-  async #releaseDeadClaims(): Promise<string[]> {
-    const released: string[] = [];
-    const self = currentProcessIdentity();
-    for (const marker of await listClaimMarkers(this.home)) {
-      if (marker.pid === self.pid) continue;
-      if (isProcessAlive({ pid: marker.pid, startTicks: marker.startTicks })) continue;
-      const row = this.store.getDelegation(marker.delegationId);
-      if (row?.deliveryState === 'claimed' && row.claimExpiresAt !== null) {
-        const claimedAt = row.claimExpiresAt - DELEGATION_CLAIM_LEASE_SECONDS;
-        // Only the claim this marker announced: made just after it was written. A later claim
-        // (after that lease expired) belongs to someone else.
-        if (claimedAt >= marker.writtenAt - 1 && claimedAt <= marker.writtenAt + 60) {
-          if (await this.store.releaseDelegationDelivery(marker.delegationId))
-            released.push(marker.delegationId);
-        }
-      }
-      await rm(marker.file, { force: true }).catch(() => {});
-    }
-    return released;
-  }
-
-  async #applyDeadCheckpoints(): Promise<string[]> {
-    const applied: string[] = [];
-    for (const id of await listCheckpointIds(this.home)) {
-      if (this.#records.has(id)) continue;
-      const row = this.store.getDelegation(id);
-      if (!row || !LIVE.includes(row.state)) {
-        await removeCheckpoints(this.home, id);
-        continue;
-      }
-      const owner = { pid: row.ownerPid, startTicks: row.ownerStartedAt };
-      if (isProcessAlive(owner)) continue;
-      const terminal = await readTerminalCheckpoint(this.home, id);
-      // Only partial results of a unit that will run again: that run replaces them.
-      if (!terminal && this.#resumer?.resumableTask(row, Date.now() / 1000)) continue;
-      let recorded = false;
-      if (terminal) {
-        recorded = await this.store.recordDelegationTerminal({
-          delegationId: id,
-          status: terminal.status,
-          result: terminal.result,
-          error: terminal.error,
-          owner,
-        });
-      } else {
-        const partial = await readPartialResults(this.home, id);
-        if (partial.length > 0)
-          recorded = await this.store.recordDelegationTerminal({
-            delegationId: id,
-            status: 'unknown',
-            result: {
-              status: 'unknown',
-              results: partial,
-              error: DELEGATION_OWNER_EXITED_MESSAGE,
-            } satisfies DelegationResultRecord,
-            error: DELEGATION_OWNER_EXITED_MESSAGE,
-            owner,
-          });
-      }
-      if (recorded) applied.push(id);
-      await removeCheckpoints(this.home, id);
-    }
-    return applied;
   }
 
   /**

@@ -7,11 +7,9 @@ export {
 } from './compression/compress-session.js';
 export { CHARS_PER_TOKEN, estimateTokens, messageChars } from './compression/estimate-tokens.js';
 export {
-  type AsyncDelegationListing,
   AsyncDelegationRegistry,
   type AsyncDelegationRegistryOptions,
   createDelegationRegistry,
-  type StallThresholds,
 } from './delegation/async-registry.js';
 export type {
   AsyncUnit,
@@ -116,6 +114,7 @@ export {
   type SubagentListing,
   SubagentTracker,
 } from './delegation/subagent-tracker.js';
+export type { AsyncDelegationListing, StallThresholds } from './delegation/unit-record.js';
 export {
   AGENT_ERROR_MESSAGES,
   AgentError,

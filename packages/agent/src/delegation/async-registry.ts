@@ -1,18 +1,12 @@
-import { getHermesHome, getHomeScope, type HomeScope, withHomeScope } from '@hermes/config';
+import { getHermesHome, getHomeScope, withHomeScope } from '@hermes/config';
 import {
   currentProcessIdentity,
   RELEASED_DELEGATION_OWNER,
   type SessionStore,
 } from '@hermes/session-store';
-import type {
-  AsyncUnit,
-  DelegationOrigin,
-  DispatchOutcome,
-  ResumeUnitRequest,
-} from './async-unit.js';
+import type { AsyncUnit, DispatchOutcome, ResumeUnitRequest } from './async-unit.js';
 import { batchStatus, type ChildResult, placeholderResults } from './child-result.js';
 import {
-  type AsyncDelegationEvent,
   type DelegationResultRecord,
   type DelegationTaskRecord,
   eventFromLedgerRow,
@@ -31,17 +25,17 @@ import { removeCheckpoints, writeTerminalCheckpoint } from './ledger-files.js';
 import { applyDeadCheckpoints, releaseDeadClaims } from './recover-dead-owners.js';
 import { type ResumeHost, StoppedUnitResumer } from './resume-stopped-units.js';
 import { SubagentTracker } from './subagent-tracker.js';
-
-export interface StallThresholds {
-  /** How often the monitor looks (default 30 s). */
-  readonly checkIntervalMs: number;
-  /** No progress for this long while idle → `stalling` + interrupt (default 450 s). */
-  readonly idleMs: number;
-  /** The same inside a tool call (default 1200 s). */
-  readonly inToolMs: number;
-  /** After the interrupt, this long to return before it is finalised `stalled` (default 120 s). */
-  readonly graceMs: number;
-}
+import {
+  type AsyncDelegationListing,
+  advanceStall,
+  completionEventOf,
+  listingOf,
+  matchesOrigin,
+  newUnitRecord,
+  type StallThresholds,
+  stalledOutcome,
+  type UnitRecord,
+} from './unit-record.js';
 
 export interface AsyncDelegationRegistryOptions {
   readonly store: SessionStore;
@@ -58,42 +52,6 @@ export interface AsyncDelegationRegistryOptions {
    * `unknown` like the others.
    */
   readonly resume?: (request: ResumeUnitRequest) => Promise<AsyncUnit>;
-}
-
-/** A running unit as `list()` shows it. */
-export interface AsyncDelegationListing {
-  readonly delegation_id: string;
-  readonly goal: string;
-  readonly status: string;
-  readonly session_key: string | null;
-  readonly running_seconds: number;
-  readonly seconds_since_progress: number | null;
-  readonly in_tool: boolean;
-  readonly children_activity: { readonly api_calls: number; readonly current_tool: string | null };
-}
-
-interface UnitRecord {
-  readonly unit: AsyncUnit;
-  readonly controller: AbortController;
-  status: string;
-  readonly dispatchedAt: number;
-  /** False while a taken-over unit waits for a free slot (`status: 'queued'`). */
-  started: boolean;
-  /** The home scope it runs in (captured when it was dispatched or taken over). */
-  scope: HomeScope | undefined;
-  /** What a waiting unit's row goes back to if it never runs here (resume not spent). */
-  unrunTask: DelegationTaskRecord | undefined;
-  startedMs: number;
-  lastToken: string;
-  lastProgressMs: number;
-  stallingSinceMs: number | undefined;
-  stall: { quietSeconds: number; thresholdSeconds: number; phase: 'idle' | 'in_tool' } | undefined;
-  finalized: boolean;
-}
-
-/** Milliseconds as seconds with one decimal (stall metadata). */
-function tenths(ms: number): number {
-  return Math.round(ms / 100) / 10;
 }
 
 const sleep = (ms: number) =>
@@ -196,7 +154,7 @@ export class AsyncDelegationRegistry {
     const slots = this.#slots(() => true);
     if (!slots.has(unit.slotKey) && slots.size >= this.#capacity(unit))
       return { status: 'rejected', error: MESSAGES.capacity(slots.size), capacity: true };
-    const record = newRecord(unit, Date.now() / 1000, scope);
+    const record = newUnitRecord(unit, Date.now() / 1000, scope);
     this.#records.set(unit.delegationId, record);
     try {
       await this.store.recordDelegationStart({
@@ -423,37 +381,7 @@ export class AsyncDelegationRegistry {
       }
       this.#emit({ type: 'recorded', delegationId, owned });
       if (owned) {
-        const event: AsyncDelegationEvent = {
-          type: 'async_delegation',
-          delegation_id: delegationId,
-          session_key: record.unit.origin.sessionKey ?? null,
-          origin_ui_session_id: record.unit.origin.originUiSessionId ?? null,
-          origin_session_id: record.unit.origin.originSessionId ?? null,
-          parent_session_id: record.unit.origin.parentSessionId ?? null,
-          goal: record.unit.task.goal,
-          goals: record.unit.task.goals,
-          context: record.unit.task.context,
-          toolsets: record.unit.task.toolsets,
-          role: record.unit.task.role,
-          model: record.unit.task.model,
-          status: outcome.status,
-          dispatched_at: record.dispatchedAt,
-          completed_at: Date.now() / 1000,
-          is_batch: true,
-          results: outcome.results ?? [],
-          error,
-          total_duration_seconds: outcome.total_duration_seconds ?? 0,
-          ...(record.unit.task.group ? { group: record.unit.task.group } : {}),
-          ...(record.unit.task.resume_count ? { resumed: record.unit.task.resume_count } : {}),
-          ...(outcome.status === 'stalled' && record.stall
-            ? {
-                stalled_after_quiet_seconds: record.stall.quietSeconds,
-                stall_threshold_seconds: record.stall.thresholdSeconds,
-                stall_phase: record.stall.phase,
-                stall_grace_seconds: tenths(this.#stall.graceMs),
-              }
-            : {}),
-        };
+        const event = completionEventOf(record, outcome, this.#stall.graceMs);
         this.queue.push(event);
         this.#emit({ type: 'published', event });
       }
@@ -487,48 +415,19 @@ export class AsyncDelegationRegistry {
    */
   checkStalls(nowMs = performance.now()): void {
     for (const record of this.#records.values()) {
-      if (record.finalized || !record.started || !record.unit.progress) continue;
-      const progress = record.unit.progress();
-      const token = `${progress.apiCalls}|${progress.currentTool ?? ''}|${progress.lastActivityMs}`;
-      if (token !== record.lastToken) {
-        record.lastToken = token;
-        record.lastProgressMs = Math.max(record.lastProgressMs, progress.lastActivityMs);
-      }
-      const quietMs = nowMs - record.lastProgressMs;
-      const phase = progress.inTool ? 'in_tool' : 'idle';
-      const thresholdMs = progress.inTool ? this.#stall.inToolMs : this.#stall.idleMs;
-      if (record.status === 'running' && quietMs >= thresholdMs) {
-        record.status = 'stalling';
-        record.stallingSinceMs = nowMs;
-        record.stall = {
-          quietSeconds: tenths(quietMs),
-          thresholdSeconds: tenths(thresholdMs),
-          phase,
-        };
+      const step = advanceStall(record, nowMs, this.#stall);
+      const { delegationId } = record.unit;
+      if (step === 'stalling' && record.stall) {
         this.#emit({
           type: 'stalling',
-          delegationId: record.unit.delegationId,
+          delegationId,
           quietSeconds: record.stall.quietSeconds,
-          phase,
+          phase: record.stall.phase,
         });
         record.controller.abort('stalled');
-      } else if (
-        record.status === 'stalling' &&
-        record.stallingSinceMs !== undefined &&
-        nowMs - record.stallingSinceMs >= this.#stall.graceMs
-      ) {
-        const stall = record.stall ?? { quietSeconds: 0, thresholdSeconds: 0, phase };
-        this.#emit({ type: 'stalled', delegationId: record.unit.delegationId });
-        void this.#finalize(record, {
-          status: 'stalled',
-          results: [...(record.unit.partialResults?.() ?? [])],
-          error: MESSAGES.stalled(record.unit.delegationId, stall.quietSeconds, stall.phase),
-          total_duration_seconds: Math.round((nowMs - record.startedMs) / 10) / 100,
-          stalled_after_quiet_seconds: stall.quietSeconds,
-          stall_threshold_seconds: stall.thresholdSeconds,
-          stall_phase: stall.phase,
-          stall_grace_seconds: tenths(this.#stall.graceMs),
-        });
+      } else if (step === 'stalled') {
+        this.#emit({ type: 'stalled', delegationId });
+        void this.#finalize(record, stalledOutcome(record, nowMs, this.#stall.graceMs));
       }
     }
   }
@@ -538,25 +437,7 @@ export class AsyncDelegationRegistry {
     const nowMs = performance.now();
     return [...this.#records.values()]
       .filter((record) => matchesOrigin(record.unit.origin, filter))
-      .map((record) => {
-        const progress = record.unit.progress?.();
-        return {
-          delegation_id: record.unit.delegationId,
-          goal: record.unit.task.goal,
-          status: record.status,
-          session_key: record.unit.origin.sessionKey ?? null,
-          running_seconds: Math.round((nowMs - record.startedMs) / 100) / 10,
-          seconds_since_progress: progress
-            ? Math.round((nowMs - Math.max(record.lastProgressMs, progress.lastActivityMs)) / 100) /
-              10
-            : null,
-          in_tool: progress?.inTool ?? false,
-          children_activity: {
-            api_calls: progress?.apiCalls ?? 0,
-            current_tool: progress?.currentTool ?? null,
-          },
-        };
-      });
+      .map((record) => listingOf(record, nowMs));
   }
 
   /**
@@ -660,7 +541,7 @@ export class AsyncDelegationRegistry {
    */
   #adopt(input: Parameters<ResumeHost['adopt']>[0]): void {
     const { delegationId } = input.unit;
-    const record = newRecord(input.unit, input.dispatchedAt, input.scope);
+    const record = newUnitRecord(input.unit, input.dispatchedAt, input.scope);
     record.started = false;
     record.status = 'queued';
     record.unrunTask = input.unrunTask;
@@ -676,7 +557,7 @@ export class AsyncDelegationRegistry {
 
   /** Records and publishes the result of a unit that never ran here. */
   async #finalizeUnrun(input: Parameters<ResumeHost['finalizeUnrun']>[0]): Promise<void> {
-    const record = newRecord(input.unit, input.dispatchedAt, input.scope);
+    const record = newUnitRecord(input.unit, input.dispatchedAt, input.scope);
     this.#records.set(input.unit.delegationId, record);
     await this.#finalize(record, input.outcome);
   }
@@ -704,43 +585,6 @@ export class AsyncDelegationRegistry {
     if (this.#monitor) clearInterval(this.#monitor);
     this.#monitor = undefined;
   }
-}
-
-function newRecord(
-  unit: AsyncUnit,
-  dispatchedAt: number,
-  scope: HomeScope | undefined,
-): UnitRecord {
-  const now = performance.now();
-  return {
-    unit,
-    controller: new AbortController(),
-    status: 'running',
-    dispatchedAt,
-    started: true,
-    scope,
-    unrunTask: undefined,
-    startedMs: now,
-    lastToken: '',
-    lastProgressMs: now,
-    stallingSinceMs: undefined,
-    stall: undefined,
-    finalized: false,
-  };
-}
-
-function matchesOrigin(
-  origin: DelegationOrigin,
-  filter: { sessionKey?: string; originSessionId?: string },
-): boolean {
-  if (filter.sessionKey !== undefined && origin.sessionKey !== filter.sessionKey) return false;
-  if (
-    filter.originSessionId !== undefined &&
-    origin.originSessionId !== filter.originSessionId &&
-    origin.parentSessionId !== filter.originSessionId
-  )
-    return false;
-  return true;
 }
 
 /** Creates the registry of one store (see `AsyncDelegationRegistry`). */

@@ -432,7 +432,10 @@ export class AsyncDelegationRegistry {
     }
   }
 
-  /** Running units, optionally of one conversation (by session key or origin session). */
+  /**
+   * The units this registry holds — running, or `queued` for a free slot — optionally of one
+   * conversation (by session key or origin session).
+   */
   list(filter: { sessionKey?: string; originSessionId?: string } = {}): AsyncDelegationListing[] {
     const nowMs = performance.now();
     return [...this.#records.values()]
@@ -471,7 +474,7 @@ export class AsyncDelegationRegistry {
     return count;
   }
 
-  /** Resolves once no unit is running. */
+  /** Resolves once no unit is running or waiting for a slot. */
   idle(): Promise<void> {
     if (this.#records.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));

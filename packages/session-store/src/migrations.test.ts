@@ -100,3 +100,77 @@ describe('migrating a file written by the previous schema', () => {
     }
   });
 });
+
+describe('migrating a file written by schema version 7', () => {
+  it('keeps the leases held during the upgrade and stores each lease table in one b-tree', async () => {
+    const home = await tempHome();
+    const databasePath = path.join(home.path, 'state.db');
+    const old = new BetterSqlite3(databasePath);
+    old.pragma('journal_mode = WAL');
+    for (const migration of loadMigrations().slice(0, 7))
+      for (const statement of migration.statements) old.exec(statement);
+    old.pragma('user_version = 7');
+    old.exec(`INSERT INTO sessions (id, source, started_at, lineage_root_id, lineage_active_at)
+      VALUES ('root', 'cli', 1, 'root', 1)`);
+    // Held by this (live) process until far in the future, as a running turn and compression
+    // of another process still on the previous version would hold them.
+    const holder = `pid=${process.pid} token=upgrade`;
+    const expiresAt = Date.now() / 1000 + 3600;
+    old
+      .prepare(
+        'INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)',
+      )
+      .run('root', holder, 1, expiresAt);
+    old
+      .prepare(
+        'INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)',
+      )
+      .run('root', holder, 1, expiresAt);
+    old.close();
+
+    const store = await openSessionStore({ path: databasePath });
+    try {
+      expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+      expect(store.getTurnLease('root')).toEqual({
+        conversationId: 'root',
+        holder,
+        acquiredAt: 1,
+        expiresAt,
+        active: true,
+      });
+      expect(await store.acquireTurnLease('root')).toBeNull();
+      expect(await store.acquireCompressionLease('root')).toBeNull();
+      const objects = await store.withWriteTransaction(
+        (database) =>
+          database
+            .prepare(
+              `SELECT type, name, sql FROM sqlite_master
+               WHERE tbl_name IN ('session_turn_leases', 'compression_locks') ORDER BY name`,
+            )
+            .all() as { type: string; name: string; sql: string | null }[],
+      );
+      // A WITHOUT ROWID table is its primary key's b-tree: no automatic index beside it.
+      expect(objects.filter((object) => object.type === 'table')).toEqual([
+        expect.objectContaining({
+          name: 'compression_locks',
+          sql: expect.stringContaining('WITHOUT ROWID'),
+        }),
+        expect.objectContaining({
+          name: 'session_turn_leases',
+          sql: expect.stringContaining('WITHOUT ROWID'),
+        }),
+      ]);
+      expect(objects.map((object) => object.name)).not.toContain(
+        'sqlite_autoindex_session_turn_leases_1',
+      );
+      expect(objects.map((object) => object.name)).not.toContain(
+        'sqlite_autoindex_compression_locks_1',
+      );
+      expect(await store.releaseTurnLease('root', holder)).toBe(true);
+      expect(await store.releaseCompressionLease('root', holder)).toBe(true);
+      expect(await store.acquireTurnLease('root')).toMatch(/^pid=/);
+    } finally {
+      await store.close();
+    }
+  });
+});

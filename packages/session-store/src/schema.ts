@@ -177,7 +177,11 @@ export const asyncDelegations = sqliteTable(
   (table) => [index('idx_async_delegations_state').on(table.state, table.deliveryState)],
 );
 
-/** The compression lease: one holder per session may compress it (TTL, dead-holder takeover). */
+/**
+ * The compression lease: one holder per session may compress it (TTL, dead-holder takeover).
+ * A WITHOUT ROWID table (migration 0007; drizzle cannot say so): a regenerated rebuild of it must
+ * keep that, as must `sessionTurnLeases`'s.
+ */
 export const compressionLocks = sqliteTable(
   'compression_locks',
   {
@@ -195,7 +199,7 @@ export const systemPrompts = sqliteTable('system_prompts', {
   prompt: text('prompt').notNull(),
 });
 
-/** One running turn per conversation: keyed by the compression lineage root. */
+/** One running turn per conversation: keyed by the compression lineage root (WITHOUT ROWID, 0007). */
 export const sessionTurnLeases = sqliteTable(
   'session_turn_leases',
   {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { openSessionStore, type SessionStore } from '../src/index.js';
 import { nameBtrees, walFramesOf } from '../test/wal-frames.js';
 
-const EARLIER_CONVERSATIONS = Number(process.env.EARLIER_CONVERSATIONS ?? 3000);
+const EARLIER_CONVERSATIONS = Number(process.env.EARLIER_CONVERSATIONS ?? 1000);
 const PROMPT = 'You are a helpful assistant. '.repeat(40);
 const usage = { inputTokens: 12, outputTokens: 3, apiCalls: 1, model: 'm', billingProvider: 'p' };
 
@@ -49,6 +49,21 @@ function print(label: string, store: SessionStore, pages: readonly number[]): vo
   console.log(`${label}: ${pages.length} pages — ${summary(nameBtrees(store.path, pages))}`);
 }
 
+const MEASURED = 50;
+
+/** Mean pages per transaction over several conversations, and the b-trees they fell on. */
+function printMean(label: string, store: SessionStore, samples: readonly (readonly number[])[]) {
+  const counts = new Map<string, number>();
+  for (const pages of samples)
+    for (const name of nameBtrees(store.path, pages)) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const total = samples.reduce((sum, pages) => sum + pages.length, 0) / samples.length;
+  const perBtree = [...counts]
+    .sort((left, right) => right[1] - left[1])
+    .map(([name, count]) => `${name} ${(count / samples.length).toFixed(2)}`)
+    .join(', ');
+  console.log(`${label}: ${total.toFixed(2)} pages (mean of ${samples.length}) — ${perBtree}`);
+}
+
 const root = mkdtempSync(path.join(tmpdir(), 'hermes-turn-pages-'));
 try {
   const store = await openSessionStore({ path: path.join(root, 'state.db') });
@@ -57,9 +72,20 @@ try {
   print('fresh database, endTurn', store, first.closing);
   for (let index = 1; index < EARLIER_CONVERSATIONS; index += 1)
     await newConversationTurn(store, conversationId());
-  const later = await newConversationTurn(store, conversationId());
-  print(`after ${EARLIER_CONVERSATIONS} conversations, beginTurn(create)`, store, later.opening);
-  print(`after ${EARLIER_CONVERSATIONS} conversations, endTurn`, store, later.closing);
+  const later = [];
+  for (let index = 0; index < MEASURED; index += 1)
+    later.push(await newConversationTurn(store, conversationId()));
+  const label = `after ${EARLIER_CONVERSATIONS} conversations`;
+  printMean(
+    `${label}, beginTurn(create)`,
+    store,
+    later.map((turn) => turn.opening),
+  );
+  printMean(
+    `${label}, endTurn`,
+    store,
+    later.map((turn) => turn.closing),
+  );
   await store.close();
 } finally {
   rmSync(root, { recursive: true, force: true });

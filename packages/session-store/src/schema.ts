@@ -180,18 +180,15 @@ export const asyncDelegations = sqliteTable(
 /**
  * The compression lease: one holder per session may compress it (TTL, dead-holder takeover).
  * A WITHOUT ROWID table (migration 0007; drizzle cannot say so): a regenerated rebuild of it must
- * keep that, as must `sessionTurnLeases`'s.
+ * keep that, as must `sessionTurnLeases`'s. No expiry index on either: a lease is only ever read
+ * by its key.
  */
-export const compressionLocks = sqliteTable(
-  'compression_locks',
-  {
-    sessionId: text('session_id').primaryKey(),
-    holder: text('holder').notNull(),
-    acquiredAt: real('acquired_at').notNull(),
-    expiresAt: real('expires_at').notNull(),
-  },
-  (table) => [index('idx_compression_locks_expires').on(table.expiresAt)],
-);
+export const compressionLocks = sqliteTable('compression_locks', {
+  sessionId: text('session_id').primaryKey(),
+  holder: text('holder').notNull(),
+  acquiredAt: real('acquired_at').notNull(),
+  expiresAt: real('expires_at').notNull(),
+});
 
 /** System prompts, stored once per distinct text (sessions refer to them by hash). */
 export const systemPrompts = sqliteTable('system_prompts', {
@@ -200,16 +197,12 @@ export const systemPrompts = sqliteTable('system_prompts', {
 });
 
 /** One running turn per conversation: keyed by the compression lineage root (WITHOUT ROWID, 0007). */
-export const sessionTurnLeases = sqliteTable(
-  'session_turn_leases',
-  {
-    conversationId: text('conversation_id').primaryKey(),
-    holder: text('holder').notNull(),
-    acquiredAt: real('acquired_at').notNull(),
-    expiresAt: real('expires_at').notNull(),
-  },
-  (table) => [index('idx_session_turn_leases_expires').on(table.expiresAt)],
-);
+export const sessionTurnLeases = sqliteTable('session_turn_leases', {
+  conversationId: text('conversation_id').primaryKey(),
+  holder: text('holder').notNull(),
+  acquiredAt: real('acquired_at').notNull(),
+  expiresAt: real('expires_at').notNull(),
+});
 
 /** A fence per messaging peer: bumped whenever one of its sessions is ended. */
 export const conversationGenerations = sqliteTable(

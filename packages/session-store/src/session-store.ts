@@ -404,8 +404,9 @@ export class SessionStore {
    * is given (the id must be new: `session_exists` otherwise, nothing written), takes the turn
    * lease (as `acquireTurnLease`),
    * stores `systemPrompt` (as `setSessionSystemPrompt`; no write when it is already the stored
-   * one) and appends `messages`. Returns null — nothing written — while another live holder has
-   * the lease; otherwise the holder, the new message ids and the session's transcript mark as
+   * one; a session `create` makes is inserted with it) and appends `messages`. Returns null —
+   * nothing written but a compression child `create` made, with its prompt — while another live
+   * holder has the lease; otherwise the holder, the new message ids and the session's transcript mark as
    * committed. All of it commits, or none (a failed append does not leave the lease taken).
    */
   beginTurn(sessionId: string, input: BeginTurnInput = {}): Promise<BeganTurn | null> {

@@ -127,6 +127,26 @@ const GENERATED_ID_ATTEMPTS = 8;
  * drawn again; a caller's own id that is taken is `session_exists`.
  */
 export function insertSession(context: StoreContext, input: CreateSessionInput): string {
+  return createSessionRow(context, input).id;
+}
+
+/** What `createSessionRow` inserted. */
+export interface CreatedSessionRow {
+  readonly id: string;
+  readonly lineageRootId: string;
+}
+
+/**
+ * `insertSession`, answering the new row's lineage root too (its own id unless it is a
+ * compression child) so the caller's transaction need not read it back. `systemPromptHash` is
+ * stored in the row as inserted — the caller stores the prompt's text in the same transaction
+ * (`storeSystemPromptText`) — instead of a NULL the prompt's UPDATE would move in the index.
+ */
+export function createSessionRow(
+  context: StoreContext,
+  input: CreateSessionInput,
+  stored: { readonly systemPromptHash?: string } = {},
+): CreatedSessionRow {
   validateCreateSession(input);
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -134,6 +154,7 @@ export function insertSession(context: StoreContext, input: CreateSessionInput):
         context,
         input,
         requireIdText(input.id ?? (input.newId ?? newSessionId)()),
+        stored.systemPromptHash ?? null,
       );
     } catch (error) {
       const retry =
@@ -146,7 +167,12 @@ export function insertSession(context: StoreContext, input: CreateSessionInput):
   }
 }
 
-function insertSessionRow(context: StoreContext, input: CreateSessionInput, id: string): string {
+function insertSessionRow(
+  context: StoreContext,
+  input: CreateSessionInput,
+  id: string,
+  systemPromptHash: string | null,
+): CreatedSessionRow {
   const startedAt = input.startedAt ?? context.clock.now();
   const edge = input.parentSessionId ? (input.parentEdge ?? 'branch') : null;
   let lineageRootId = id;
@@ -158,10 +184,10 @@ function insertSessionRow(context: StoreContext, input: CreateSessionInput, id: 
       .statement(
         `INSERT INTO sessions (id, source, profile_name, user_id, session_key, chat_id, chat_type, thread_id,
            model, model_config, cwd, parent_session_id, parent_edge, lineage_root_id, lineage_active_at,
-           started_at, hidden, pinned, archived)
+           started_at, hidden, pinned, archived, system_prompt_hash)
          VALUES (@id, @source, @profileName, @userId, @sessionKey, @chatId, @chatType, @threadId,
            @model, @modelConfig, @cwd, @parentSessionId, @parentEdge, @lineageRootId, @startedAt,
-           @startedAt, @hidden, @pinned, @archived)`,
+           @startedAt, @hidden, @pinned, @archived, @systemPromptHash)`,
       )
       .run({
         id,
@@ -182,6 +208,7 @@ function insertSessionRow(context: StoreContext, input: CreateSessionInput, id: 
         hidden: input.hidden ? 1 : 0,
         pinned: input.pinned ? 1 : 0,
         archived: input.archived ? 1 : 0,
+        systemPromptHash,
       });
   } catch (error) {
     if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
@@ -196,7 +223,7 @@ function insertSessionRow(context: StoreContext, input: CreateSessionInput, id: 
   if (input.title !== undefined && input.title !== null) {
     applyTitle(context, { sessionId: id, title: input.title, source: input.titleSource ?? 'user' });
   }
-  return id;
+  return { id, lineageRootId };
 }
 
 /**

@@ -57,8 +57,21 @@ export function acquireTurnLease(
   options: TurnLeaseOptions = {},
 ): string | null {
   validateLeaseOptions(options);
+  return acquireConversationTurnLease(context, conversationIdOf(context, sessionId), options);
+}
+
+/**
+ * `acquireTurnLease` for a caller whose transaction already knows the conversation (the lineage
+ * root): the session is not read again.
+ */
+export function acquireConversationTurnLease(
+  context: StoreContext,
+  conversationId: string,
+  options: TurnLeaseOptions = {},
+): string | null {
+  validateLeaseOptions(options);
   return acquireLease(context, TURN_LEASE, {
-    key: conversationIdOf(context, sessionId),
+    key: conversationId,
     ...(options.holder === undefined ? {} : { holder: options.holder }),
     ttlSeconds: options.ttlSeconds ?? TURN_LEASE_TTL_SECONDS,
   });

@@ -84,6 +84,48 @@ describe('beginTurn / endTurn', () => {
     expect(store.getSession('broken')).toBeUndefined();
   });
 
+  it('create a compression child with its first turn under its conversation’s lease and prompt', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'root', source: 'cli' });
+    await store.setSessionSystemPrompt('root', 'the prompt');
+    const began = await store.beginTurn('child', {
+      create: { source: 'cli', parentSessionId: 'root', parentEdge: 'compression' },
+      systemPrompt: 'the prompt',
+      messages: [{ role: 'user', content: 'go on' }],
+    });
+    // The lease is the conversation's (its lineage root's), whichever id asks.
+    expect(store.getTurnLease('root')).toMatchObject({
+      conversationId: 'root',
+      holder: began?.holder,
+      active: true,
+    });
+    expect(await store.acquireTurnLease('root')).toBeNull();
+    expect(store.getSessionSystemPrompt('child')).toBe('the prompt');
+    const prompts = await store.withWriteTransaction((database) =>
+      database.prepare('SELECT count(*) FROM system_prompts').pluck().get(),
+    );
+    expect(prompts).toBe(1);
+  });
+
+  it('keep a new conversation’s prompt while a session uses it, and forget it after the last', async () => {
+    const { store } = await openTestStore();
+    for (const id of ['a', 'b']) {
+      const began = await store.beginTurn(id, {
+        create: { source: 'api_server' },
+        systemPrompt: 'shared',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      await store.endTurn(id, { releaseLease: began?.holder ?? '' });
+    }
+    await store.deleteSession('a');
+    expect(store.getSessionSystemPrompt('b')).toBe('shared');
+    await store.deleteSession('b');
+    const prompts = await store.withWriteTransaction((database) =>
+      database.prepare('SELECT count(*) FROM system_prompts').pluck().get(),
+    );
+    expect(prompts).toBe(0);
+  });
+
   it('never continue a conversation whose id is taken when asked to create it', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 'taken', source: 'cli' });

@@ -1,8 +1,19 @@
 import { insertMessages, type MessageInput } from './messages.js';
-import { type CreateSessionInput, insertSession } from './sessions.js';
+import { type CreateSessionInput, createSessionRow } from './sessions.js';
 import type { StoreContext } from './store-context.js';
-import { acquireTurnLease, releaseTurnLease, type TurnLeaseOptions } from './turn-lease.js';
-import { recordUsage, setSessionSystemPrompt, systemPromptHash, type UsageInput } from './usage.js';
+import {
+  acquireConversationTurnLease,
+  acquireTurnLease,
+  releaseTurnLease,
+  type TurnLeaseOptions,
+} from './turn-lease.js';
+import {
+  recordUsage,
+  setSessionSystemPrompt,
+  storeSystemPromptText,
+  systemPromptHash,
+  type UsageInput,
+} from './usage.js';
 
 /**
  * Where a session's active transcript stood at a point in time, for a caller that keeps the
@@ -117,9 +128,10 @@ function storeSystemPrompt(context: StoreContext, sessionId: string, prompt: str
 
 /**
  * Creates the session when asked, takes the turn lease, stores the system prompt and appends the
- * turn's first messages — call inside one write transaction. Returns null (having written
- * nothing) while another live holder has the lease; any failure after the lease was taken rolls
- * the lease back with the rest.
+ * turn's first messages — call inside one write transaction. Returns null while another live
+ * holder has the lease, having written nothing (but a session `create` made — a compression
+ * child of a busy conversation — which stays, with its prompt); any failure after the lease was
+ * taken rolls the lease back with the rest.
  */
 export function beginTurn(
   context: StoreContext,
@@ -127,11 +139,33 @@ export function beginTurn(
   input: BeginTurnInput,
   resets: number,
 ): BeganTurn | null {
-  if (input.create) insertSession(context, { ...input.create, id: sessionId });
-  const holder = acquireTurnLease(context, sessionId, input.lease ?? {});
+  let holder: string | null;
+  let promptStored = false;
+  if (input.create) {
+    // A new row is inserted with its prompt's hash and lineage root known: no NULL hash that an
+    // UPDATE then moves in the hash's index (a second index page), and nothing read back.
+    const prompt =
+      typeof input.systemPrompt === 'string'
+        ? { text: input.systemPrompt, hash: hashOf(input.systemPrompt) }
+        : undefined;
+    const created = createSessionRow(
+      context,
+      { ...input.create, id: sessionId },
+      prompt ? { systemPromptHash: prompt.hash } : {},
+    );
+    if (prompt) {
+      storeSystemPromptText(context, prompt.hash, prompt.text);
+      promptStored = true;
+    }
+    holder = acquireConversationTurnLease(context, created.lineageRootId, input.lease ?? {});
+  } else {
+    holder = acquireTurnLease(context, sessionId, input.lease ?? {});
+  }
   if (holder === null) return null;
-  if (input.systemPrompt !== undefined) storeSystemPrompt(context, sessionId, input.systemPrompt);
-  const previousMessageId = newestActiveMessageId(context, sessionId);
+  if (input.systemPrompt !== undefined && !promptStored)
+    storeSystemPrompt(context, sessionId, input.systemPrompt);
+  // A session this transaction created has no messages yet.
+  const previousMessageId = input.create ? 0 : newestActiveMessageId(context, sessionId);
   const messageIds =
     input.messages && input.messages.length > 0
       ? insertMessages(context, sessionId, input.messages)

@@ -124,16 +124,22 @@ export function setSessionSystemPrompt(
     });
   }
   const hash = prompt === null ? null : systemPromptHash(prompt);
-  if (hash !== null) {
-    context
-      .statement(
-        'INSERT INTO system_prompts (hash, prompt) VALUES (?, ?) ON CONFLICT(hash) DO NOTHING',
-      )
-      .run(hash, prompt);
-  }
+  if (hash !== null && prompt !== null) storeSystemPromptText(context, hash, prompt);
   context.statement('UPDATE sessions SET system_prompt_hash = ? WHERE id = ?').run(hash, sessionId);
   if (previous.hash !== null && previous.hash !== hash)
     dropUnusedSystemPrompt(context, previous.hash);
+}
+
+/**
+ * Stores a prompt's text under its hash (`systemPromptHash(prompt)`) unless it is stored already
+ * — then nothing is written. Call inside the write transaction that points a session at it.
+ */
+export function storeSystemPromptText(context: StoreContext, hash: string, prompt: string): void {
+  context
+    .statement(
+      'INSERT INTO system_prompts (hash, prompt) VALUES (?, ?) ON CONFLICT(hash) DO NOTHING',
+    )
+    .run(hash, prompt);
 }
 
 /** Removes a stored prompt once no session refers to it. */

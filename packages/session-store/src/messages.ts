@@ -4,6 +4,7 @@ import { MESSAGES_MAX_LIMIT } from './limits.js';
 import type { MessageRecord } from './records.js';
 import { MESSAGE_VALUES, readMessages } from './row-readers.js';
 import type { StoreContext } from './store-context.js';
+import { USAGE_ASSIGNMENTS, type UsageInput, usageParameters } from './usage.js';
 import { nonNegativeInteger, pageSize } from './validation.js';
 
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
@@ -86,6 +87,12 @@ function toolCallCount(value: unknown): number {
   return Array.isArray(value) ? value.length : value === undefined || value === null ? 0 : 1;
 }
 
+/** The session columns an append changes, over `@messageCount`, `@toolCalls` and `@latest`. */
+const APPEND_ASSIGNMENTS = `message_count = message_count + @messageCount,
+  tool_call_count = tool_call_count + @toolCalls,
+  last_activity_at = max(coalesce(last_activity_at, 0), @latest),
+  lineage_active_at = CASE WHEN lineage_root_id = id THEN max(coalesce(lineage_active_at, 0), @latest) ELSE lineage_active_at END`;
+
 /**
  * Inserts messages and bumps the session's counters and the lineage's activity — call inside a
  * write transaction. The FTS triggers index the text in the same transaction.
@@ -95,12 +102,28 @@ export function insertMessages(
   sessionId: string,
   inputs: readonly MessageInput[],
 ): number[] {
+  return appendToSession(context, sessionId, inputs).ids;
+}
+
+/**
+ * `insertMessages`, adding `usage` (as `recordUsage`) in the same UPDATE of the session row that
+ * counts the messages — one statement and one write of the row where two would do the same —
+ * and answering the session's lineage root, which that UPDATE returns. An invalid usage is
+ * refused before anything is written.
+ */
+export function appendToSession(
+  context: StoreContext,
+  sessionId: string,
+  inputs: readonly MessageInput[],
+  usageInput?: UsageInput,
+): { ids: number[]; lineageRootId: string | undefined } {
   const now = context.clock.now();
   const insert = context.statement(INSERT_MESSAGE);
   const ids: number[] = [];
   let toolCalls = 0;
   let latest = now;
   inputs.forEach(validateMessage);
+  const usage = usageInput === undefined ? undefined : usageParameters(usageInput);
   try {
     for (const input of inputs) {
       const timestamp = input.timestamp ?? now;
@@ -140,24 +163,37 @@ export function insertMessages(
   }
   // One statement for the common case (the session is its own lineage root); a compression
   // child also raises its root's activity so listings order the whole conversation by it.
-  const touched = context
-    .statement(
-      `UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?,
-         last_activity_at = max(coalesce(last_activity_at, 0), ?),
-         lineage_active_at = CASE WHEN lineage_root_id = id THEN max(coalesce(lineage_active_at, 0), ?) ELSE lineage_active_at END
-       WHERE id = ? RETURNING lineage_root_id AS lineageRootId`,
-    )
-    .get(inputs.length, toolCalls, latest, latest, sessionId) as
-    | { lineageRootId: string }
-    | undefined;
-  if (touched && touched.lineageRootId !== sessionId) {
+  const appended = { id: sessionId, messageCount: inputs.length, latest };
+  const lineageRootId = (
+    usage === undefined
+      ? context
+          .statement(
+            `UPDATE sessions SET ${APPEND_ASSIGNMENTS} WHERE id = @id RETURNING lineage_root_id`,
+          )
+          .pluck()
+          .get({ ...appended, toolCalls })
+      : context
+          .statement(
+            `UPDATE sessions SET ${APPEND_ASSIGNMENTS}, ${USAGE_ASSIGNMENTS} WHERE id = @id
+             RETURNING lineage_root_id`,
+          )
+          .pluck()
+          .get({ ...appended, ...usage.parameters, toolCalls: toolCalls + usage.toolCalls })
+  ) as string | undefined;
+  if (usage !== undefined && lineageRootId === undefined) {
+    throw new SessionStoreError({
+      code: 'session_not_found',
+      message: ERROR_MESSAGES.sessionNotFound(sessionId),
+    });
+  }
+  if (lineageRootId !== undefined && lineageRootId !== sessionId) {
     context
       .statement(
         'UPDATE sessions SET lineage_active_at = max(coalesce(lineage_active_at, 0), ?) WHERE id = ?',
       )
-      .run(latest, touched.lineageRootId);
+      .run(latest, lineageRootId);
   }
-  return ids;
+  return { ids, lineageRootId };
 }
 
 export interface GetMessagesOptions {

@@ -97,7 +97,17 @@ export function releaseTurnLease(
   holder: string,
 ): boolean {
   validateLeaseOptions({ holder });
-  return releaseLease(context, TURN_LEASE, conversationIdOf(context, sessionId), holder);
+  return releaseConversationTurnLease(context, conversationIdOf(context, sessionId), holder);
+}
+
+/** `releaseTurnLease` for a caller whose transaction already knows the conversation. */
+export function releaseConversationTurnLease(
+  context: StoreContext,
+  conversationId: string,
+  holder: string,
+): boolean {
+  validateLeaseOptions({ holder });
+  return releaseLease(context, TURN_LEASE, conversationId, holder);
 }
 
 export function getTurnLease(context: StoreContext, sessionId: string): TurnLease | null {

@@ -172,6 +172,53 @@ describe('beginTurn / endTurn', () => {
     expect(await store.acquireTurnLease('s')).not.toBeNull();
   });
 
+  it('end a compression child’s turn: its counts, the usage, the root’s activity and the conversation’s lease', async () => {
+    const { store } = await openTestStore();
+    await store.createSession({ id: 'root', source: 'cli', startedAt: 1 });
+    await store.createSession({
+      id: 'child',
+      source: 'cli',
+      parentSessionId: 'root',
+      parentEdge: 'compression',
+      startedAt: 2,
+    });
+    const first = await store.beginTurn('child', { messages: [{ role: 'user', content: 'q' }] });
+    const ended = await store.endTurn('child', {
+      messages: [
+        {
+          role: 'assistant',
+          content: 'a',
+          toolCalls: [{ id: 'one' }, { id: 'two' }],
+          timestamp: 50,
+        },
+      ],
+      usage: { inputTokens: 5, outputTokens: 1, toolCalls: 1, toolNames: ['x'], model: 'm2' },
+      releaseLease: first?.holder ?? '',
+    });
+    expect(ended.leaseReleased).toBe(true);
+    expect(store.getTurnLease('child')).toBeNull();
+    expect(store.requireSession('child')).toMatchObject({
+      messageCount: 2,
+      toolCallCount: 3,
+      inputTokens: 5,
+      outputTokens: 1,
+      model: 'm2',
+      toolNames: '["x"]',
+    });
+    const activity = store.requireSession('child').lastActivityAt ?? 0;
+    expect(store.requireSession('root').lineageActiveAt).toBe(activity);
+
+    // Usage alone releases the conversation's lease too.
+    const second = await store.beginTurn('child', {});
+    const usageOnly = await store.endTurn('child', {
+      usage: { inputTokens: 2, toolNames: ['w'] },
+      releaseLease: second?.holder ?? '',
+    });
+    expect(usageOnly.leaseReleased).toBe(true);
+    expect(store.getTurnLease('root')).toBeNull();
+    expect(store.requireSession('child')).toMatchObject({ inputTokens: 7, toolNames: '["w","x"]' });
+  });
+
   it('stores no reply when the usage is invalid, and keeps the lease (all or nothing)', async () => {
     const { store } = await openTestStore();
     await store.createSession({ id: 's', source: 'cli' });

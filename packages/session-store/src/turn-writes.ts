@@ -1,9 +1,10 @@
-import { insertMessages, type MessageInput } from './messages.js';
+import { appendToSession, insertMessages, type MessageInput } from './messages.js';
 import { type CreateSessionInput, createSessionRow } from './sessions.js';
 import type { StoreContext } from './store-context.js';
 import {
   acquireConversationTurnLease,
   acquireTurnLease,
+  releaseConversationTurnLease,
   releaseTurnLease,
   type TurnLeaseOptions,
 } from './turn-lease.js';
@@ -186,14 +187,22 @@ export function beginTurn(
  * write transaction: all of it commits, or none.
  */
 export function endTurn(context: StoreContext, sessionId: string, input: EndTurnInput): EndedTurn {
-  const messageIds =
-    input.messages && input.messages.length > 0
-      ? insertMessages(context, sessionId, input.messages)
-      : [];
-  if (input.usage !== undefined) recordUsage(context, sessionId, input.usage);
-  const leaseReleased =
-    input.releaseLease === undefined
-      ? false
-      : releaseTurnLease(context, sessionId, input.releaseLease);
+  let messageIds: number[] = [];
+  // The session's lineage root, as the UPDATE of its counters returns it: the lease's key.
+  let conversationId: string | undefined;
+  if (input.messages && input.messages.length > 0) {
+    // The messages' counts and the usage in one UPDATE of the session row.
+    const appended = appendToSession(context, sessionId, input.messages, input.usage);
+    messageIds = appended.ids;
+    conversationId = appended.lineageRootId;
+  } else if (input.usage !== undefined) {
+    conversationId = recordUsage(context, sessionId, input.usage);
+  }
+  let leaseReleased = false;
+  if (input.releaseLease !== undefined)
+    leaseReleased =
+      conversationId === undefined
+        ? releaseTurnLease(context, sessionId, input.releaseLease)
+        : releaseConversationTurnLease(context, conversationId, input.releaseLease);
   return { messageIds, leaseReleased };
 }

@@ -46,53 +46,75 @@ export interface UsageInput {
 export type UsageSchemaInput = v.InferInput<typeof UsageSchema>;
 
 /**
- * Adds usage to a session's counters in one UPDATE (atomic across processes). `toolNames` is
- * merged into the session's sorted, de-duplicated JSON list. Call inside a write transaction.
+ * The session columns a usage changes, as UPDATE assignments over the `@`-named parameters
+ * `usageParameters` returns — all but `tool_call_count`, which stored assistant messages raise too:
+ * a statement adds `@toolCalls` to it itself. Counters are added; `model` / `billing*` replace
+ * the stored values unless empty; `toolNames` is merged into the sorted, de-duplicated JSON list.
  */
-export function recordUsage(context: StoreContext, sessionId: string, input: UsageInput): void {
+export const USAGE_ASSIGNMENTS = `input_tokens = input_tokens + @inputTokens,
+  output_tokens = output_tokens + @outputTokens,
+  cache_read_tokens = cache_read_tokens + @cacheReadTokens,
+  cache_write_tokens = cache_write_tokens + @cacheWriteTokens,
+  reasoning_tokens = reasoning_tokens + @reasoningTokens,
+  api_call_count = api_call_count + @apiCalls,
+  estimated_cost_usd = estimated_cost_usd + @estimatedCostUsd,
+  model = coalesce(nullif(@model, ''), model),
+  billing_provider = coalesce(nullif(@billingProvider, ''), billing_provider),
+  billing_base_url = coalesce(nullif(@billingBaseUrl, ''), billing_base_url),
+  tool_names = CASE WHEN @toolNames IS NULL THEN tool_names ELSE (
+    SELECT json_group_array(value) FROM (
+      SELECT value FROM json_each(coalesce(tool_names, '[]'))
+      UNION SELECT value FROM json_each(@toolNames) ORDER BY value)) END`;
+
+/** A validated usage: the parameters of `USAGE_ASSIGNMENTS` and the tool calls it adds. */
+export interface UsageParameters {
+  readonly parameters: Readonly<Record<string, number | string | null>>;
+  readonly toolCalls: number;
+}
+
+/** Validates a usage (`invalid_argument` naming the field) into `USAGE_ASSIGNMENTS`'s parameters. */
+export function usageParameters(input: UsageInput): UsageParameters {
   const usage = parseInput(UsageSchema, input, 'usage');
-  const changes = context
-    .statement(
-      `UPDATE sessions SET
-         input_tokens = input_tokens + @inputTokens,
-         output_tokens = output_tokens + @outputTokens,
-         cache_read_tokens = cache_read_tokens + @cacheReadTokens,
-         cache_write_tokens = cache_write_tokens + @cacheWriteTokens,
-         reasoning_tokens = reasoning_tokens + @reasoningTokens,
-         api_call_count = api_call_count + @apiCalls,
-         tool_call_count = tool_call_count + @toolCalls,
-         estimated_cost_usd = estimated_cost_usd + @estimatedCostUsd,
-         model = coalesce(nullif(@model, ''), model),
-         billing_provider = coalesce(nullif(@billingProvider, ''), billing_provider),
-         billing_base_url = coalesce(nullif(@billingBaseUrl, ''), billing_base_url),
-         tool_names = CASE WHEN @toolNames IS NULL THEN tool_names ELSE (
-           SELECT json_group_array(value) FROM (
-             SELECT value FROM json_each(coalesce(tool_names, '[]'))
-             UNION SELECT value FROM json_each(@toolNames) ORDER BY value)) END
-       WHERE id = @id`,
-    )
-    .run({
-      id: sessionId,
+  return {
+    parameters: {
       inputTokens: usage.inputTokens ?? 0,
       outputTokens: usage.outputTokens ?? 0,
       cacheReadTokens: usage.cacheReadTokens ?? 0,
       cacheWriteTokens: usage.cacheWriteTokens ?? 0,
       reasoningTokens: usage.reasoningTokens ?? 0,
       apiCalls: usage.apiCalls ?? 0,
-      toolCalls: usage.toolCalls ?? 0,
       estimatedCostUsd: usage.estimatedCostUsd ?? 0,
       model: usage.model ?? null,
       billingProvider: usage.billingProvider ?? null,
       billingBaseUrl: usage.billingBaseUrl ?? null,
       toolNames:
         usage.toolNames && usage.toolNames.length > 0 ? JSON.stringify(usage.toolNames) : null,
-    }).changes;
-  if (changes !== 1) {
+    },
+    toolCalls: usage.toolCalls ?? 0,
+  };
+}
+
+/**
+ * Adds usage to a session's counters in one UPDATE (atomic across processes). `toolNames` is
+ * merged into the session's sorted, de-duplicated JSON list. Call inside a write transaction.
+ * Returns the session's lineage root.
+ */
+export function recordUsage(context: StoreContext, sessionId: string, input: UsageInput): string {
+  const usage = usageParameters(input);
+  const lineageRootId = context
+    .statement(
+      `UPDATE sessions SET ${USAGE_ASSIGNMENTS}, tool_call_count = tool_call_count + @toolCalls
+       WHERE id = @id RETURNING lineage_root_id`,
+    )
+    .pluck()
+    .get({ ...usage.parameters, toolCalls: usage.toolCalls, id: sessionId }) as string | undefined;
+  if (lineageRootId === undefined) {
     throw new SessionStoreError({
       code: 'session_not_found',
       message: ERROR_MESSAGES.sessionNotFound(sessionId),
     });
   }
+  return lineageRootId;
 }
 
 export function systemPromptHash(prompt: string): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openTestStore, reopenStore } from '../test/helpers.js';
 import { runFixture } from '../test/processes.js';
+import { nameBtrees, walFramesOf } from '../test/wal-frames.js';
 import { SessionStoreError } from './index.js';
 
 describe('beginTurn / endTurn', () => {
@@ -321,5 +322,64 @@ describe('getTranscriptMark', () => {
     const after = store.getTranscriptMark('s');
     expect(after.foreignVersion).not.toBe(before.foreignVersion);
     expect(after.lastMessageId).toBe(id);
+  });
+});
+
+describe('pages a new conversation’s turn writes to the WAL', () => {
+  // Each page is one WAL frame (a checksum and two writes) on the request's critical path. The
+  // budgets are exact for a fresh file: each b-tree the turn touches is its one root page then.
+  const opening = {
+    create: { source: 'api_server', profileName: 'default', cwd: '/srv', model: 'm' },
+    systemPrompt: 'You are a helpful assistant.',
+    messages: [{ role: 'user' as const, content: 'hello there' }],
+  };
+
+  it('opens in at most 18 pages and closes in at most 9 on a fresh file', async () => {
+    const { store, databasePath } = await openTestStore();
+    let holder = '';
+    const begin = await walFramesOf(databasePath, async () => {
+      holder = (await store.beginTurn('conversation', opening))?.holder ?? '';
+    });
+    const end = await walFramesOf(databasePath, () =>
+      store.endTurn('conversation', {
+        messages: [{ role: 'assistant', content: 'hi', finishReason: 'stop' }],
+        usage: { inputTokens: 12, outputTokens: 3, apiCalls: 1, model: 'm' },
+        releaseLease: holder,
+      }),
+    );
+    const names = nameBtrees(databasePath, [...begin, ...end]);
+    // The lease is one b-tree: no automatic index beside it, no expiry index.
+    expect(names.filter((name) => name.includes('turn_leases'))).toEqual([
+      'session_turn_leases',
+      'session_turn_leases',
+    ]);
+    expect(begin.length).toBeLessThanOrEqual(18);
+    expect(end.length).toBeLessThanOrEqual(9);
+  });
+
+  it('writes the prompt-hash index once per new conversation on a file with many', async () => {
+    const { store, databasePath } = await openTestStore();
+    const turn = async (id: string) => {
+      const began = await store.beginTurn(id, opening);
+      await store.endTurn(id, {
+        messages: [{ role: 'assistant', content: 'hi' }],
+        releaseLease: began?.holder ?? '',
+      });
+    };
+    // Enough conversations (one prompt) that the hash's index spans several leaves: a row
+    // inserted with a NULL hash and then updated would write the first leaf and the last.
+    for (let index = 0; index < 150; index += 1) await turn(`earlier-${index}`);
+    const conversations = 20;
+    let written = 0;
+    for (let index = 0; index < conversations; index += 1) {
+      const pages = await walFramesOf(databasePath, () =>
+        store.beginTurn(`measured-${index}`, opening),
+      );
+      written += nameBtrees(databasePath, pages).filter(
+        (name) => name === 'idx_sessions_system_prompt',
+      ).length;
+    }
+    // One page each, and now and then a second when the leaf splits.
+    expect(written).toBeLessThan(2 * conversations);
   });
 });

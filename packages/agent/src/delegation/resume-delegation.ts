@@ -113,8 +113,9 @@ function liveRouteKey(
  * key of its own given the key of the first live `auxiliary.review.fallback_providers` entry naming
  * the same endpoint (provider and base URL), as the route's own key is found. An entry with its
  * own `base_url` whose key the live chain no longer holds is dropped with a warning — it would
- * otherwise borrow another endpoint's key (the agent's), and a backup that cannot be used never
- * stops the unit, as at dispatch; a named provider's entry keeps that provider's own secret.
+ * otherwise run without the key it was dispatched with (no other endpoint's key goes to its
+ * `base_url`), and a backup that cannot be used never stops the unit, as at dispatch; a named
+ * provider's entry keeps that provider's own secret.
  */
 function liveFallbackChain(
   parent: Agent,

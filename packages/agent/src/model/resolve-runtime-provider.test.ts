@@ -250,3 +250,108 @@ describe('resolveFallbackRoutes', () => {
     ]);
   });
 });
+
+/*
+ * A key goes only to the endpoint it was configured for: `model.api_key` to `model.base_url`, a
+ * provider's key (its `api_key`, `key_env` or built-in `.env` name) to that provider's own base
+ * URL — never to another `base_url` an entry names without a key of its own.
+ */
+describe('keys stay with their endpoints', () => {
+  const keys = secrets({ OPENAI_API_KEY: 'sk-openai', LAB_KEY: 'sk-lab-env' });
+  const config = (extra: Record<string, unknown>) =>
+    resolveConfig({
+      model: { base_url: 'http://main.internal/v1', default: 'm', api_key: 'sk-main' },
+      providers: { lab: { base_url: 'http://lab.internal/v1', api_key: 'sk-lab' } },
+      custom_providers: [{ name: 'box', base_url: 'http://box.internal/v1', key_env: 'LAB_KEY' }],
+      ...extra,
+    });
+  const fallbackKeys = (entries: unknown[]) =>
+    resolveFallbackRoutes(config({ fallback_providers: entries }), undefined, {
+      secret: keys,
+      home,
+    }).routes.map((route) => [route.baseUrl, route.apiKey]);
+
+  it('a fallback entry with its own base_url and no key gets no key, not model.api_key (was: provider custom with the main key)', () => {
+    expect(fallbackKeys([{ base_url: 'http://other.internal/v1' }])).toEqual([
+      ['http://other.internal/v1', NO_KEY_REQUIRED],
+    ]);
+    expect(fallbackKeys([{ provider: 'custom', base_url: 'http://127.0.0.1:11434/v1' }])).toEqual([
+      ['http://127.0.0.1:11434/v1', NO_KEY_REQUIRED],
+    ]);
+  });
+
+  it('a fallback entry naming a provider and another base_url gets none of that provider’s keys', () => {
+    expect(
+      fallbackKeys([
+        { provider: 'lab', base_url: 'http://other.internal/v1' },
+        { provider: 'openai', base_url: 'http://127.0.0.1:8000/v1' },
+        { provider: 'custom:box', base_url: 'http://other.internal/v1' },
+      ]),
+    ).toEqual([
+      ['http://other.internal/v1', NO_KEY_REQUIRED],
+      ['http://127.0.0.1:8000/v1', NO_KEY_REQUIRED],
+      ['http://other.internal/v1', NO_KEY_REQUIRED],
+    ]);
+  });
+
+  it('a fallback entry keeps the keys of its own endpoint, and its own api_key anywhere', () => {
+    expect(
+      fallbackKeys([
+        { provider: 'custom', model: 'm2' },
+        { base_url: 'http://MAIN.internal/v1/' },
+        { provider: 'lab' },
+        { provider: 'lab', base_url: 'http://lab.internal/v1/' },
+        { provider: 'custom:box' },
+        { provider: 'openai', base_url: 'https://api.openai.com/v1' },
+        { base_url: 'https://api.openai.com/v1' },
+        { provider: 'lab', base_url: 'http://other.internal/v1', api_key: 'sk-entry' },
+      ]),
+    ).toEqual([
+      ['http://main.internal/v1', 'sk-main'],
+      ['http://MAIN.internal/v1/', 'sk-main'],
+      ['http://lab.internal/v1', 'sk-lab'],
+      ['http://lab.internal/v1/', 'sk-lab'],
+      ['http://box.internal/v1', 'sk-lab-env'],
+      ['https://api.openai.com/v1', 'sk-openai'],
+      ['https://api.openai.com/v1', 'sk-openai'],
+      ['http://other.internal/v1', 'sk-entry'],
+    ]);
+  });
+
+  it('the main provider’s key, steered by model.base_url, is not sent to a fallback’s other base_url', () => {
+    const steered = resolveConfig({
+      model: {
+        provider: 'lab',
+        base_url: 'http://proxy.internal/v1',
+        default: 'm',
+        api_key: 'sk-main',
+      },
+      providers: { lab: { base_url: 'http://lab.internal/v1', api_key: 'sk-lab' } },
+      fallback_providers: [
+        { provider: 'lab', base_url: 'http://other.internal/v1' },
+        { provider: 'lab', base_url: 'http://proxy.internal/v1' },
+      ],
+    });
+    const { routes } = resolveFallbackRoutes(steered, undefined, { secret: keys, home });
+    expect(routes.map((route) => [route.baseUrl, route.apiKey])).toEqual([
+      ['http://other.internal/v1', NO_KEY_REQUIRED],
+      ['http://proxy.internal/v1', 'sk-main'],
+    ]);
+  });
+
+  it('an auxiliary task with another base_url and no key gets no key; on the main base_url it shares the main key', () => {
+    const task = (block: Record<string, unknown>) =>
+      resolveAuxiliaryRoute(config({ auxiliary: { compression: block } }), 'compression', {
+        secret: keys,
+        home,
+      });
+    expect(task({ base_url: 'http://aux.internal/v1' }).apiKey).toBe(NO_KEY_REQUIRED);
+    expect(task({ base_url: 'http://aux.internal/v1', provider: 'lab' }).apiKey).toBe(
+      NO_KEY_REQUIRED,
+    );
+    expect(task({ base_url: 'http://aux.internal/v1', api_key: 'sk-aux' }).apiKey).toBe('sk-aux');
+    expect(task({ base_url: 'http://main.internal/v1' }).apiKey).toBe('sk-main');
+    expect(task({ provider: 'lab', model: 'lab-model' }).apiKey).toBe('sk-lab');
+    expect(task({}).apiKey).toBe('sk-main');
+  });
+});

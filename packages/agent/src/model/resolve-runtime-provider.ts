@@ -24,8 +24,12 @@ export interface ResolveRuntimeProviderOptions {
   readonly requested?: string;
   /** A model id to use instead of the configured default. */
   readonly model?: string;
-  /** A direct endpoint; wins over the provider's own `base_url`. */
+  /**
+   * A direct endpoint; wins over the provider's own `base_url`. Unless it is that same endpoint,
+   * none of the provider's keys go with it: only `apiKey`, or a built-in's key at its own API.
+   */
   readonly baseUrl?: string;
+  /** The key for this route (with `baseUrl`: that endpoint's own key). */
   readonly apiKey?: string;
   readonly apiMode?: string;
   readonly secret?: SecretReader;
@@ -159,6 +163,21 @@ function validBaseUrl(value: string): boolean {
   }
 }
 
+/** Where a request goes, compared: scheme, host, port and path (case and trailing slashes aside). */
+function endpointOf(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl.trim());
+    const host = url.host.replace(/\.$/, '').replace(/\.:/, ':');
+    return `${url.protocol}//${host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
+  } catch {
+    return baseUrl.trim();
+  }
+}
+
+function sameEndpoint(left: string, right: string): boolean {
+  return left !== '' && right !== '' && endpointOf(left) === endpointOf(right);
+}
+
 /**
  * The one place a model route is decided: CLI, gateway, delegation and the review engine all
  * call it. Order: an explicit `baseUrl` option, the requested (or configured) provider, auto
@@ -185,7 +204,18 @@ export function resolveRuntimeProvider(
     if (config.model.apiKey) candidate.apiKey = config.model.apiKey;
     if (config.model.apiMode) candidate.apiMode = config.model.apiMode;
   }
-  if (options.baseUrl) candidate.baseUrl = options.baseUrl;
+  // A key belongs to the endpoint it was configured for. Another base_url (a fallback entry's, an
+  // auxiliary task's) gets none of the candidate's keys — `model.api_key`, a provider's `api_key`
+  // or its `.env` secret — only a key of its own, a built-in's at that built-in's own API (below),
+  // or none (a local server).
+  if (options.baseUrl) {
+    if (!sameEndpoint(options.baseUrl, candidate.baseUrl)) {
+      candidate.apiKey = '';
+      candidate.keyEnv = '';
+      candidate.keyOptional = true;
+    }
+    candidate.baseUrl = options.baseUrl;
+  }
   if (options.apiKey) candidate.apiKey = options.apiKey;
   if (options.apiMode) candidate.apiMode = options.apiMode;
 

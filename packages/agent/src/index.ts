@@ -155,14 +155,10 @@ export type {
   TurnResult,
   TurnStatus,
 } from './loop/agent-types.js';
-export {
-  createAgent,
-  EMPTY_RESPONSE_SENTINEL,
-  GRACE_CALL_NOTE,
-  steerNote,
-} from './loop/create-agent.js';
+export { createAgent } from './loop/create-agent.js';
 export { planBatches } from './loop/run-tool-calls.js';
 export { loadMessages, rowsToMessages, rowToMessageInput } from './loop/transcript.js';
+export { EMPTY_RESPONSE_SENTINEL, GRACE_CALL_NOTE, steerNote } from './loop/turn-outcome.js';
 export {
   type ApiMode,
   detectApiMode,

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentEvent } from '../events.js';
 import type { TurnResult } from '../loop/agent-types.js';
-import { EMPTY_RESPONSE_SENTINEL } from '../loop/create-agent.js';
+import { EMPTY_RESPONSE_SENTINEL } from '../loop/turn-outcome.js';
 import type { BuiltChild } from './build-children.js';
 import { checkOutputSchema, parseJsonAnswer } from './check-output-schema.js';
 import type { ChildResult, ChildStatus, ToolTraceEntry } from './child-result.js';

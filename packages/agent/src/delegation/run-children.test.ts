@@ -10,7 +10,7 @@ import {
   routeReplies,
 } from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
-import { steerNote } from '../loop/create-agent.js';
+import { steerNote } from '../loop/turn-outcome.js';
 import { BUILTIN_TOOLS } from '../tools/builtin-tools.js';
 import { defineTool } from '../tools/define-tool.js';
 import { buildChildren } from './build-children.js';

@@ -10,7 +10,7 @@ import { AGENT_ERROR_MESSAGES, AgentError, TOOL_ERROR_MESSAGES } from '../errors
 import type { AgentEvent } from '../events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin-tools.js';
 import { defineTool } from '../tools/define-tool.js';
-import { EMPTY_RESPONSE_SENTINEL, GRACE_CALL_NOTE } from './create-agent.js';
+import { EMPTY_RESPONSE_SENTINEL, GRACE_CALL_NOTE } from './turn-outcome.js';
 
 type Body = {
   messages: { role: string; content: string | null; tool_calls?: unknown[] }[];

@@ -109,4 +109,50 @@ describe('runTurn (gateway)', () => {
     expect(outcome.messages.map((message) => message.content)).toEqual(['answered by the gateway']);
     expect(outcome.messageId).toBe(rows[3]?.id);
   });
+  it("logs 'turn finished' with the turn's fields after the turn's outcome is handed back, not before", async () => {
+    const model = await startModelServer({ script: [{ text: 'done' }] });
+    onTestFinished(() => model.close());
+    const home = (await tempHome('hermes-turn-runner-')).path;
+    await writeFile(
+      path.join(home, 'config.yaml'),
+      `model:\n  provider: openai\n  base_url: ${model.baseUrl}\n  default: test-model\n`,
+    );
+    const runtime = createProfileRuntime({
+      name: 'default',
+      home,
+      secrets: { OPENAI_API_KEY: 'test-key' },
+      platform: 'api_server',
+    });
+    onTestFinished(() => runtime.close());
+    const lines: { fields: Record<string, unknown>; message: string }[] = [];
+    const logger = {
+      info: (fields: Record<string, unknown>, message: string) => lines.push({ fields, message }),
+    } as unknown as NonNullable<Parameters<typeof runTurn>[1]['logger']>;
+
+    const outcome = await runTurn(new ActiveTurns(), {
+      runtime,
+      sessionId: 'fresh',
+      newSession: { source: 'api_server' },
+      message: 'hi',
+      kind: 'api',
+      transcript: false,
+      logger,
+    });
+    // The surface renders its answer in this turn of the event loop; the line comes after.
+    expect(lines).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toEqual([
+      {
+        message: 'turn finished',
+        fields: expect.objectContaining({
+          profile: 'default',
+          sessionId: outcome.result.sessionId,
+          runId: outcome.result.runId,
+          kind: 'api',
+          status: 'completed',
+          apiCalls: 1,
+        }),
+      },
+    ]);
+  });
 });

@@ -180,19 +180,20 @@ export async function runTurn(turns: ActiveTurns, request: TurnRequest): Promise
     );
     if (readTranscript && since?.sessionId === result.sessionId)
       collected.push(...rowsAfter(store, result.sessionId, since.afterId));
-    request.logger?.info(
-      {
-        profile: runtime.name,
-        sessionId: result.sessionId,
-        runId: result.runId,
-        kind: request.kind,
-        status: result.status,
-        ...(result.error ? { error: result.error } : {}),
-        apiCalls: result.usage.apiCalls,
-        ms: Math.round(performance.now() - started),
-      },
-      'turn finished',
-    );
+    const finished = {
+      profile: runtime.name,
+      sessionId: result.sessionId,
+      runId: result.runId,
+      kind: request.kind,
+      status: result.status,
+      ...(result.error ? { error: result.error } : {}),
+      apiCalls: result.usage.apiCalls,
+      ms: Math.round(performance.now() - started),
+    };
+    // Logged once the answer has gone out (its serialisation and redaction are not the client's
+    // wait): the surface renders the outcome in this same turn of the event loop.
+    const { logger } = request;
+    if (logger) setImmediate(() => logger.info(finished, 'turn finished'));
     const messages = turnTranscriptMessages({
       messages: collected,
       priorHistoryLength: 0,

@@ -103,6 +103,7 @@ export type WarningEvent = EventBase & {
   readonly code:
     | 'compression_failed'
     | 'fallback_skipped'
+    | 'fallback_without_key'
     | 'usage_not_recorded'
     | 'tool_results_not_recorded';
   readonly message: string;

@@ -250,6 +250,6 @@ export function resolveChildRuntime(
     route,
     fallbackRoutes: chain.routes.map(withReasoning),
     pinned,
-    warnings: [...warnings, ...chain.warnings],
+    warnings: [...warnings, ...chain.warnings, ...chain.keyless],
   };
 }

@@ -5,12 +5,18 @@ import { resolveFallbackRoutes } from '../model/resolve-fallback-routes.js';
 import { resolveRuntimeProvider, type SecretReader } from '../model/resolve-runtime-provider.js';
 import type { CreateAgentOptions } from './agent-types.js';
 
+/** A warning about the fallback chain, as the `warning` event reports it. */
+export interface RouteWarning {
+  readonly code: 'fallback_skipped' | 'fallback_without_key';
+  readonly message: string;
+}
+
 /** Where an agent's turns go: the main route, then its fallback chain. */
 export interface AgentRoutes {
   readonly main: ModelRoute;
   readonly fallbacks: readonly ModelRoute[];
-  /** Fallback entries that were skipped (reported at each turn's start). */
-  readonly warnings: readonly string[];
+  /** Fallback entries skipped or kept without a key (reported at each turn's start). */
+  readonly warnings: readonly RouteWarning[];
 }
 
 /** An agent's routes, resolved on first use, and the one model client its turns share. */
@@ -40,7 +46,14 @@ export function createAgentModel(input: {
         routes = { main, fallbacks: options.fallbackRoutes ?? [], warnings: [] };
       } else {
         const chain = resolveFallbackRoutes(config, config.fallbackProviders, { secret, home });
-        routes = { main, fallbacks: chain.routes, warnings: chain.warnings };
+        routes = {
+          main,
+          fallbacks: chain.routes,
+          warnings: [
+            ...chain.warnings.map((message) => ({ code: 'fallback_skipped' as const, message })),
+            ...chain.keyless.map((message) => ({ code: 'fallback_without_key' as const, message })),
+          ],
+        };
       }
       return routes;
     },

@@ -21,6 +21,33 @@ function types(events: readonly AgentEvent[]): string[] {
   return events.map((event) => event.type);
 }
 
+describe('runTurn: the fallback chain', () => {
+  it('reports at the turn start each fallback entry it skipped and each remote one it sends no key', async () => {
+    const fixture = await agentFixture({
+      raw: {
+        fallback_providers: ['openrouter', { base_url: 'https://proxy.example/v1' }],
+      },
+      server: { script: [{ text: 'ok' }] },
+    });
+    const agent = fixture.agent();
+    const session = await agent.createSession();
+    const result = await agent.runTurn({
+      sessionId: session.id,
+      message: 'hi',
+      onEvent: fixture.onEvent,
+    });
+    expect(result.status).toBe('completed');
+    const warnings = fixture.events.filter((event) => event.type === 'warning');
+    expect(warnings.map((event) => [event.code, event.message])).toEqual([
+      ['fallback_skipped', expect.stringMatching(/^fallback_providers\[0\] skipped: /)],
+      [
+        'fallback_without_key',
+        "fallback_providers[1] (https://proxy.example/v1) has no api_key of its own and is sent no key: a provider's key or model.api_key goes only to its own endpoint",
+      ],
+    ]);
+  });
+});
+
 describe('runTurn: the tool loop', () => {
   it('runs a multi-step loop, two read-only calls of one reply concurrently, and stores every message', async () => {
     const spans: Record<string, [number, number]> = {};

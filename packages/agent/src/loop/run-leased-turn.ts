@@ -8,6 +8,7 @@ import { addUsage, type ChatMessage, emptyModelTurn, emptyUsage } from '../model
 import type { ModelRoute } from '../model/model-route.js';
 import type { ToolContext } from '../tools/tool-context.js';
 import { type AgentInternals, turnSystemPrompt } from './agent-internals.js';
+import type { RouteWarning } from './agent-model.js';
 import type { RunTurnOptions, TurnResult } from './agent-types.js';
 import type { EarlyCall, Emit } from './early-call.js';
 import type { Opened, TurnPrompt } from './open-turn.js';
@@ -26,7 +27,7 @@ export interface LeasedTurnInput {
   readonly turnOptions: RunTurnOptions;
   readonly main: ModelRoute;
   readonly fallbacks: readonly ModelRoute[];
-  readonly warnings: readonly string[];
+  readonly warnings: readonly RouteWarning[];
   readonly sessionId: string;
   /** The conversation's lineage root (keys the tools' per-conversation state). */
   readonly lineageRoot: string;
@@ -113,7 +114,7 @@ async function runLeased(
     previousMessageId: input.previousMessageId,
   });
   for (const warning of input.warnings)
-    emit({ type: 'warning', code: 'fallback_skipped', message: warning });
+    emit({ type: 'warning', code: warning.code, message: warning.message });
   let early = input.early;
   early?.attach(emit);
 

@@ -249,6 +249,30 @@ describe('resolveFallbackRoutes', () => {
       `fallback_providers[0] skipped: ${AGENT_ERROR_MESSAGES.missingApiKey('openrouter', 'OPENROUTER_API_KEY', home)}`,
     ]);
   });
+
+  it('warns when a remote (https) entry is left without a key, because no other key is sent to it; a local one or one with its own key is quiet', () => {
+    const config = resolveConfig({
+      model: { base_url: 'https://main.example/v1', default: 'm', api_key: 'sk-main' },
+      fallback_providers: [
+        { base_url: 'https://proxy.example/v1' },
+        { base_url: 'https://keyed.example/v1', api_key: 'sk-keyed' },
+        { base_url: 'http://127.0.0.1:11434/v1' },
+      ],
+    });
+    const { routes, warnings, keyless } = resolveFallbackRoutes(config, undefined, {
+      secret: none,
+      home,
+    });
+    expect(warnings).toEqual([]);
+    expect(routes.map((route) => route.apiKey)).toEqual([
+      NO_KEY_REQUIRED,
+      'sk-keyed',
+      NO_KEY_REQUIRED,
+    ]);
+    expect(keyless).toEqual([
+      "fallback_providers[0] (https://proxy.example/v1) has no api_key of its own and is sent no key: a provider's key or model.api_key goes only to its own endpoint",
+    ]);
+  });
 });
 
 /*

@@ -197,13 +197,36 @@ export class AsyncDelegationRegistry {
     record.startedMs = performance.now();
     record.lastProgressMs = record.startedMs;
     const start = () =>
-      this.#runUnit(record).catch((error: unknown) =>
-        this.#emit({
-          type: 'warning',
-          message: `delegation ${record.unit.delegationId}: ${String(error)}`,
-        }),
-      );
+      (record.unrunTask ? this.#recordResumedRun(record) : Promise.resolve())
+        .then(() => this.#runUnit(record))
+        .catch((error: unknown) =>
+          this.#emit({
+            type: 'warning',
+            message: `delegation ${record.unit.delegationId}: ${String(error)}`,
+          }),
+        );
     void (record.scope ? withHomeScope(record.scope, start) : start());
+  }
+
+  /**
+   * A unit taken over starts running: its row, which kept the record from before the takeover
+   * while the unit waited, now counts this run (`resume_count`, `crash_resumes`), so a crash from
+   * here on spends the resume. Should the write fail, the unit runs anyway and a warning says so.
+   */
+  async #recordResumedRun(record: UnitRecord): Promise<void> {
+    const { delegationId, task } = record.unit;
+    try {
+      await this.store.transferDelegationOwner({
+        delegationId,
+        from: currentProcessIdentity(),
+        task,
+      });
+    } catch (failure) {
+      this.#emit({
+        type: 'warning',
+        message: `delegation ${delegationId}: its run was not recorded before it started (${(failure as Error).message})`,
+      });
+    }
   }
 
   /** Starts waiting units, first come first served, while their slots are free. */

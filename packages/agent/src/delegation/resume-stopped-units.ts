@@ -23,8 +23,9 @@ export interface ResumeHost {
   /** The registry has this unit already (running, waiting for a slot, or ending). */
   holds(delegationId: string): boolean;
   /**
-   * Runs a unit built again, in `scope`, when a slot is free; if it never runs here its row goes
-   * back to `unrunTask` (the record as it was before the takeover).
+   * Runs a unit built again, in `scope`, when a slot is free, first writing its record (`unit.task`,
+   * this run counted) to the row, which holds `unrunTask` (the record as it was before the
+   * takeover) until then; if it never runs here its row goes back to `unrunTask`.
    */
   adopt(input: {
     readonly unit: AsyncUnit;
@@ -109,10 +110,12 @@ export class StoppedUnitResumer {
         resume_count: (task.resume_count ?? 0) + 1,
         crash_resumes: (task.crash_resumes ?? 0) + (releasedOwner(row) ? 0 : 1),
       };
+      // The row keeps the record from before the takeover until the unit starts running here
+      // (the registry writes `next` then): a unit that waits for a slot and dies with this
+      // process has not run, so it spent no resume.
       const taken = await store.transferDelegationOwner({
         delegationId: row.delegationId,
         from: { pid: row.ownerPid, startTicks: row.ownerStartedAt },
-        task: next,
       });
       if (!taken) continue; // another process got it first
       await removeCheckpoints(home, row.delegationId);

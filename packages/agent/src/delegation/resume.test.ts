@@ -3,6 +3,7 @@ import {
   DELEGATION_OWNER_EXITED_MESSAGE,
   DELEGATION_RESTORE_MAX_AGE_SECONDS,
   openSessionStore,
+  RELEASED_DELEGATION_OWNER,
 } from '@hermes/session-store';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -384,6 +385,37 @@ describe('resumed units and max_concurrent_children', () => {
     expect(next.published.map((event) => event.delegation_id).sort()).toEqual([...ids].sort());
     for (const event of next.published) expect(event.results[0]?.status).toBe('interrupted');
     expect(next.store.getDelegation(ids[1] as string)?.state).not.toBe('running');
+  });
+
+  it('a unit taken over after a crash spends its crash resume only when it starts: while it waits for a slot its row still has it (a crash then leaves it resumable)', async () => {
+    const { next, ids, release, runs } = await twoSuspendedReviews();
+    // Both rows as a crash leaves them: held by a process that is gone.
+    for (const id of ids) {
+      const dead = await deadProcess();
+      expect(
+        await next.store.transferDelegationOwner({
+          delegationId: id,
+          from: RELEASED_DELEGATION_OWNER,
+          to: dead,
+        }),
+      ).toBe(true);
+    }
+    await next.registry.recover();
+    await waitFor(() => runs() === 3);
+    const [running, waiting] = ids as [string, string];
+    expect(taskOf(next.store, running)).toMatchObject({ crash_resumes: 1, resume_count: 1 });
+    // Waiting: taken over (owned by this process) but not counted, so had this process died now,
+    // the next start would still run it.
+    expect(taskOf(next.store, waiting).crash_resumes ?? 0).toBe(0);
+    expect(taskOf(next.store, waiting).resume_count ?? 0).toBe(0);
+    expect(next.store.getDelegation(waiting)).toMatchObject({
+      state: 'running',
+      ownerPid: process.pid,
+    });
+    release.open();
+    await next.registry.idle();
+    expect(taskOf(next.store, waiting)).toMatchObject({ crash_resumes: 1, resume_count: 1 });
+    expect(next.published.map((event) => event.results[0]?.summary)).toEqual([FINDINGS, FINDINGS]);
   });
 
   it('a close while a resumed unit waits for a slot gives its row back unrun, resume not spent, and the next start runs both', async () => {

@@ -264,6 +264,9 @@ export class AsyncDelegationRegistry {
       return;
     }
     const error = MESSAGES.interruptedWaiting;
+    // It did not run here: its completion counts the runs its row had before the takeover (no
+    // "Resumed after a restart … what follows is from the last run" over a run that never was).
+    if (record.unrunTask) record.unit = { ...record.unit, task: record.unrunTask };
     const results = placeholderResults(task, 'interrupted', error);
     await this.#finalize(record, { status: batchStatus(results), results, error });
   }

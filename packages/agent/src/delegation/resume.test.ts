@@ -385,6 +385,13 @@ describe('resumed units and max_concurrent_children', () => {
     expect(next.published.map((event) => event.delegation_id).sort()).toEqual([...ids].sort());
     for (const event of next.published) expect(event.results[0]?.status).toBe('interrupted');
     expect(next.store.getDelegation(ids[1] as string)?.state).not.toBe('running');
+    // The one that waited never ran after the restart: its completion claims no resumed run.
+    const waited = next.published.find((event) => event.delegation_id === ids[1]);
+    expect(waited?.resumed).toBeUndefined();
+    expect(formatAsyncDelegation(waited as AsyncDelegationEvent)).not.toContain(
+      'Resumed after a restart',
+    );
+    expect(next.published.find((event) => event.delegation_id === ids[0])?.resumed).toBe(1);
   });
 
   it('a unit taken over after a crash spends its crash resume only when it starts: while it waits for a slot its row still has it (a crash then leaves it resumable)', async () => {

@@ -14,7 +14,8 @@ import { DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js'
 
 /** One unit the registry holds: running, waiting for a slot, or ending. */
 export interface UnitRecord {
-  readonly unit: AsyncUnit;
+  /** A waiting resumed unit stopped before it ran gets its pre-takeover task back here. */
+  unit: AsyncUnit;
   readonly controller: AbortController;
   status: string;
   readonly dispatchedAt: number;

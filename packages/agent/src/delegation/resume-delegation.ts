@@ -1,5 +1,6 @@
 import { resolveFallbackProviders } from '@hermes/config';
 import type { Agent } from '../loop/agent-types.js';
+import { endpointOf } from '../model/endpoint-url.js';
 import type { AsyncUnit, ResumeUnitRequest } from './async-unit.js';
 import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren } from './build-children.js';
@@ -77,12 +78,12 @@ interface Endpoint {
   readonly baseUrl: string;
 }
 
-/** The same endpoint: the same provider (`auto` = none) and base URL. */
+/** The same endpoint: the same provider (`auto` = none) and base URL (as `endpointOf` compares them). */
 function sameEndpoint(left: Endpoint, right: Endpoint): boolean {
   const provider = (value: string) => (value.trim().toLowerCase() === 'auto' ? '' : value.trim());
   return (
     provider(left.provider) === provider(right.provider) &&
-    left.baseUrl.trim() === right.baseUrl.trim()
+    endpointOf(left.baseUrl) === endpointOf(right.baseUrl)
   );
 }
 

@@ -8,6 +8,7 @@ import {
 } from '@hermes/config';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import { detectApiMode, isSupportedApiMode, normalizeApiMode } from './api-mode.js';
+import { endpointOf } from './endpoint-url.js';
 import type { ModelRoute } from './model-route.js';
 import {
   builtinProviderAt,
@@ -160,17 +161,6 @@ function validBaseUrl(value: string): boolean {
     return url.protocol === 'http:' || url.protocol === 'https:';
   } catch {
     return false;
-  }
-}
-
-/** Where a request goes, compared: scheme, host, port and path (case and trailing slashes aside). */
-function endpointOf(baseUrl: string): string {
-  try {
-    const url = new URL(baseUrl.trim());
-    const host = url.host.replace(/\.$/, '').replace(/\.:/, ':');
-    return `${url.protocol}//${host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
-  } catch {
-    return baseUrl.trim();
   }
 }
 

@@ -41,22 +41,28 @@ console.log('ended');
 await store.close();
 `;
 
+/** A profile runtime on a temp home whose model (a scripted server) answers `text` once. */
+async function profileAnswering(text: string) {
+  const model = await startModelServer({ script: [{ text }] });
+  onTestFinished(() => model.close());
+  const home = (await tempHome('hermes-turn-runner-')).path;
+  await writeFile(
+    path.join(home, 'config.yaml'),
+    `model:\n  provider: openai\n  base_url: ${model.baseUrl}\n  default: test-model\n`,
+  );
+  const runtime = createProfileRuntime({
+    name: 'default',
+    home,
+    secrets: { OPENAI_API_KEY: 'test-key' },
+    platform: 'api_server',
+  });
+  onTestFinished(() => runtime.close());
+  return { home, runtime };
+}
+
 describe('runTurn (gateway)', () => {
   it("collects as the turn's rows only those stored after it took the lease, not another process's reply that landed just before", async () => {
-    const model = await startModelServer({ script: [{ text: 'answered by the gateway' }] });
-    onTestFinished(() => model.close());
-    const home = (await tempHome('hermes-turn-runner-')).path;
-    await writeFile(
-      path.join(home, 'config.yaml'),
-      `model:\n  provider: openai\n  base_url: ${model.baseUrl}\n  default: test-model\n`,
-    );
-    const runtime = createProfileRuntime({
-      name: 'default',
-      home,
-      secrets: { OPENAI_API_KEY: 'test-key' },
-      platform: 'api_server',
-    });
-    onTestFinished(() => runtime.close());
+    const { home, runtime } = await profileAnswering('answered by the gateway');
     const store = await runtime.store();
     await store.createSession({ id: 'conversation', source: 'api_server' });
 
@@ -110,20 +116,7 @@ describe('runTurn (gateway)', () => {
     expect(outcome.messageId).toBe(rows[3]?.id);
   });
   it("logs 'turn finished' with the turn's fields after the turn's outcome is handed back, not before", async () => {
-    const model = await startModelServer({ script: [{ text: 'done' }] });
-    onTestFinished(() => model.close());
-    const home = (await tempHome('hermes-turn-runner-')).path;
-    await writeFile(
-      path.join(home, 'config.yaml'),
-      `model:\n  provider: openai\n  base_url: ${model.baseUrl}\n  default: test-model\n`,
-    );
-    const runtime = createProfileRuntime({
-      name: 'default',
-      home,
-      secrets: { OPENAI_API_KEY: 'test-key' },
-      platform: 'api_server',
-    });
-    onTestFinished(() => runtime.close());
+    const { runtime } = await profileAnswering('done');
     const lines: { fields: Record<string, unknown>; message: string }[] = [];
     const logger = {
       info: (fields: Record<string, unknown>, message: string) => lines.push({ fields, message }),

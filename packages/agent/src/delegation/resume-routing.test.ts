@@ -286,46 +286,37 @@ describe('resumed units: routes and keys', () => {
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
 
-  it('a resumed review pinned to an endpoint with its own key keeps that key when only the live auxiliary.review model changed (was: ended unknown)', async () => {
-    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
-    const script = reviewScript(fixture);
-    const route = {
-      base_url: fixture.model.baseUrl,
-      model: 'review-model',
-      api_key: 'sk-review-own',
-    };
-    const reviewId = await crashedPinnedReview(fixture, route, () => script.reviewRuns() === 1);
+  it.each([
+    [
+      'only the live auxiliary.review model changed',
+      (route: Record<string, string>) => ({ ...route, model: 'review-model-2' }),
+    ],
+    [
+      'the live auxiliary.review writes the same base URL with a trailing slash',
+      (route: Record<string, string>) => ({ ...route, base_url: `${route.base_url}/` }),
+    ],
+  ] as const)(
+    'a resumed review pinned to an endpoint with its own key keeps that key when %s (was: ended unknown)',
+    async (_change, live) => {
+      const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+      const script = reviewScript(fixture);
+      const route = {
+        base_url: fixture.model.baseUrl,
+        model: 'review-model',
+        api_key: 'sk-review-own',
+      };
+      const reviewId = await crashedPinnedReview(fixture, route, () => script.reviewRuns() === 1);
 
-    const next = await otherProcess(fixture, {
-      config: liveConfig(fixture, { auxiliary: { review: { ...route, model: 'review-model-2' } } }),
-    });
-    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-    await next.registry.idle();
-    expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
-    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'completed' });
-    expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
-  });
-
-  it('a resumed review pinned to an endpoint with its own key keeps that key when the live auxiliary.review writes the same base URL with a trailing slash (was: ended unknown)', async () => {
-    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
-    const script = reviewScript(fixture);
-    const route = {
-      base_url: fixture.model.baseUrl,
-      model: 'review-model',
-      api_key: 'sk-review-own',
-    };
-    const reviewId = await crashedPinnedReview(fixture, route, () => script.reviewRuns() === 1);
-
-    const next = await otherProcess(fixture, {
-      config: liveConfig(fixture, {
-        auxiliary: { review: { ...route, base_url: `${fixture.model.baseUrl}/` } },
-      }),
-    });
-    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-    await next.registry.idle();
-    expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
-    expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'completed' });
-  });
+      const next = await otherProcess(fixture, {
+        config: liveConfig(fixture, { auxiliary: { review: live(route) } }),
+      });
+      expect((await next.registry.recover()).resumed).toEqual([reviewId]);
+      await next.registry.idle();
+      expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
+      expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'completed' });
+      expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
+    },
+  );
 
   it('a resumed review pinned to a named provider with its own key keeps that key when only the live model changed (was: sent without it)', async () => {
     const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });

@@ -1,28 +1,24 @@
-import type { HermesConfig } from '@hermes/config';
-import type { SessionStore } from '@hermes/session-store';
 import type { FunctionSchema } from '../model/function-schema.js';
 import type { ModelRoute } from '../model/model-route.js';
 import type { SecretReader } from '../model/resolve-runtime-provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import type { ApprovalDecision, ToolContext } from '../tools/tool-context.js';
 import type { AgentModel } from './agent-model.js';
-import type { Agent, CreateAgentOptions, RunTurnOptions } from './agent-types.js';
+import type { Agent, RunTurnOptions } from './agent-types.js';
 import type { TranscriptCache } from './transcript.js';
+
+/** The settings an agent exposes that its turns read as well (one object serves both). */
+export type AgentSettings = Pick<
+  Agent,
+  'config' | 'store' | 'home' | 'platform' | 'depth' | 'cwd' | 'maxIterations' | 'options'
+>;
 
 /**
  * What `createAgent` settles once per agent and its turns share: the parts of a turn (opening it,
  * running it under its lease) each take the few fields they use.
  */
-export interface AgentInternals {
+export interface AgentInternals extends AgentSettings {
   readonly agent: Agent;
-  readonly options: CreateAgentOptions;
-  readonly config: HermesConfig;
-  readonly store: SessionStore;
-  readonly home: string;
-  readonly platform: string;
-  readonly depth: number;
-  readonly cwd: string;
-  readonly maxIterations: number;
   readonly secret: SecretReader;
   readonly toolsByName: ReadonlyMap<string, Tool>;
   readonly toolSchemas: readonly FunctionSchema[];

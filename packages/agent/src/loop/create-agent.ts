@@ -10,7 +10,7 @@ import { BUILTIN_TOOLS } from '../tools/builtin-tools.js';
 import type { ApprovalDecision } from '../tools/tool-context.js';
 import { createToolRegistry } from '../tools/tool-registry.js';
 import { listToolsets, resolveToolNames } from '../tools/toolsets.js';
-import type { AgentInternals } from './agent-internals.js';
+import type { AgentInternals, AgentSettings } from './agent-internals.js';
 import { createAgentModel } from './agent-model.js';
 import type { Agent, CreateAgentOptions, RunTurnOptions, TurnResult } from './agent-types.js';
 import type { EarlyCall } from './early-call.js';
@@ -86,7 +86,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
           : Number.POSITIVE_INFINITY,
       );
 
-  const agent: Agent = {
+  const settings: AgentSettings = {
     config,
     store,
     home,
@@ -95,6 +95,9 @@ export function createAgent(options: CreateAgentOptions): Agent {
     cwd,
     maxIterations,
     options,
+  };
+  const agent: Agent = {
+    ...settings,
     tools,
     route: () => model.routes().main,
     fallbackRoutes: () => model.routes().fallbacks,
@@ -114,15 +117,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
   };
 
   const internals: AgentInternals = {
+    ...settings,
     agent,
-    options,
-    config,
-    store,
-    home,
-    platform,
-    depth,
-    cwd,
-    maxIterations,
     secret,
     toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
     toolSchemas,

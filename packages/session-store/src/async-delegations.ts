@@ -33,6 +33,11 @@ export const DELEGATION_OWNER_EXITED_MESSAGE = ERROR_MESSAGES.delegationOwnerExi
 export type { AsyncDelegationRecord } from './records.js';
 
 const LIVE_SQL = toSqlList(LIVE_DELEGATION_STATES);
+/**
+ * The compare-and-swap every owner-changing write uses: the row is still live and still has the
+ * owner the caller read (parameters: delegation id, owner pid, owner start ticks).
+ */
+const LIVE_ROW_OF_OWNER = `delegation_id = ? AND state IN (${LIVE_SQL}) AND owner_pid = ? AND owner_started_at IS ?`;
 const COLUMNS = `delegation_id AS delegationId, session_key AS sessionKey, origin_ui_session_id AS originUiSessionId,
   parent_session_id AS parentSessionId, state, delivery_state AS deliveryState, owner_pid AS ownerPid,
   owner_started_at AS ownerStartedAt, task_json AS taskJson, result_json AS resultJson, error,
@@ -103,7 +108,7 @@ export function recordDelegationTerminal(
     context
       .statement(
         `UPDATE async_delegations SET state = ?, result_json = ?, error = ?, completed_at = ?, delivery_state = 'pending'
-         WHERE delegation_id = ? AND state IN (${LIVE_SQL}) AND owner_pid = ? AND owner_started_at IS ?`,
+         WHERE ${LIVE_ROW_OF_OWNER}`,
       )
       .run(
         input.status,
@@ -147,7 +152,7 @@ export function transferDelegationOwner(
       .statement(
         `UPDATE async_delegations SET owner_pid = ?, owner_started_at = ?, state = 'running',
            task_json = COALESCE(?, task_json)
-         WHERE delegation_id = ? AND state IN (${LIVE_SQL}) AND owner_pid = ? AND owner_started_at IS ?`,
+         WHERE ${LIVE_ROW_OF_OWNER}`,
       )
       .run(
         to.pid,
@@ -325,7 +330,7 @@ export function recoverDelegations(
       .statement(
         `UPDATE async_delegations SET state = '${DELEGATION_UNKNOWN_STATE}', error = ?, result_json = ?, completed_at = ?,
            delivery_state = 'pending'
-         WHERE delegation_id = ? AND state IN (${LIVE_SQL}) AND owner_pid = ? AND owner_started_at IS ?`,
+         WHERE ${LIVE_ROW_OF_OWNER}`,
       )
       .run(
         DELEGATION_OWNER_EXITED_MESSAGE,

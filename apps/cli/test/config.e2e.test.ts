@@ -132,6 +132,19 @@ describe('hermes config', () => {
     expect(parseJson<{ warnings: string[] }>(fine).warnings).toEqual([]);
   });
 
+  it('warns (exit 1) when model.model is set beside a model.default that wins over it', async () => {
+    const { env } = await testHome();
+    expect((await runCli(['config', 'set', 'model', 'first-model'], { env })).code).toBe(EXIT.ok);
+    const legacy = await runCli(['config', 'set', 'model.model', 'second-model'], { env });
+    expect(legacy.code).toBe(EXIT.failure);
+    expect(legacy.stderr).toContain(
+      'model.model (second-model) is ignored: it is the legacy name of model.default, which is set (first-model) and wins; set model.default instead',
+    );
+    const fixed = await runCli(['config', 'set', 'model.default', 'second-model'], { env });
+    expect(fixed.code).toBe(EXIT.ok);
+    expect(fixed.stderr).toBe('');
+  });
+
   it('prints its paths', async () => {
     const { env, home } = await testHome();
     expect(parseJson(await runCli(['config', 'path', '--json'], { env }))).toEqual({

@@ -347,6 +347,22 @@ describe('loadConfig: other sections', () => {
     });
   });
 
+  it('says the legacy model.model is ignored when model.default names another model', async () => {
+    const both = loadConfig({
+      home: await homeWithConfig('model:\n  default: kept-model\n  model: ignored-model\n'),
+    });
+    expect(both.config.model.model).toBe('kept-model');
+    expect(both.warnings).toEqual([
+      expect.stringMatching(
+        /config\.yaml: model\.model \(ignored-model\) is ignored: it is the legacy name of model\.default, which is set \(kept-model\) and wins; set model\.default instead$/,
+      ),
+    ]);
+    const same = loadConfig({
+      home: await homeWithConfig('model:\n  default: one-model\n  model: one-model\n'),
+    });
+    expect(same.warnings).toEqual([]);
+  });
+
   it('replaces a wrongly typed value by its default and says where, without the value', async () => {
     const loaded = loadConfig({
       home: await homeWithConfig(

@@ -34,8 +34,13 @@ export function resolveModel(value: unknown, warn: Warn): ModelConfig {
     return empty;
   }
   const section = parseLenient(modelMappingSchema, value, 'model', warn);
+  const [preferred, legacy] = [text(section.default), text(section.model)];
+  if (preferred && legacy && preferred !== legacy)
+    warn(
+      `model.model (${legacy}) is ignored: it is the legacy name of model.default, which is set (${preferred}) and wins; set model.default instead`,
+    );
   return {
-    model: text(section.default) || text(section.model),
+    model: preferred || legacy,
     provider: text(section.provider),
     baseUrl: text(section.base_url),
     apiKey: text(section.api_key),

@@ -8,3 +8,12 @@ export function endpointOf(baseUrl: string): string {
     return baseUrl.trim();
   }
 }
+
+/**
+ * A base URL's scheme, lower case and without the colon (`'http'`, `'https'`), or `undefined`
+ * when the text is not a URL. Leading and trailing spaces are ignored, as the URL parser does.
+ */
+export function schemeOf(baseUrl: string): string | undefined {
+  // `URL.parse` arrived in Node 20.18; the package supports 20.12.
+  return URL.canParse(baseUrl) ? new URL(baseUrl).protocol.slice(0, -1) : undefined;
+}

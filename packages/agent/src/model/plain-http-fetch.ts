@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { schemeOf } from './endpoint-url.js';
 
 /**
  * How long an idle keep-alive socket is kept. Below the 5 s most local servers close idle
@@ -78,7 +79,7 @@ export function fetchForBaseUrl(baseUrl: string): FetchFunction | undefined {
 
 /** A base URL on plain `http:` (a local model server, usually). */
 export function isPlainHttpBaseUrl(baseUrl: string): boolean {
-  return parseUrl(baseUrl)?.protocol === 'http:';
+  return schemeOf(baseUrl) === 'http';
 }
 
 /** `URL.parse` arrived in Node 20.18; the package supports 20.12. */

@@ -1,5 +1,6 @@
 import type { FallbackProviderConfig, HermesConfig } from '@hermes/config';
 import { AgentError } from '../errors.js';
+import { schemeOf } from './endpoint-url.js';
 import type { ModelRoute } from './model-route.js';
 import { NO_KEY_REQUIRED } from './provider-catalog.js';
 import {
@@ -41,7 +42,7 @@ export function resolveFallbackRoutes(
       routes.push(route);
       // Keys stay with their endpoints, so a remote endpoint named without a key of its own is
       // sent none — say so now rather than leave the user a 401 from the backup when it is needed.
-      if (entry.baseUrl && route.apiKey === NO_KEY_REQUIRED && isHttps(route.baseUrl))
+      if (entry.baseUrl && route.apiKey === NO_KEY_REQUIRED && schemeOf(route.baseUrl) === 'https')
         keyless.push(
           `fallback_providers[${index}] (${route.baseUrl}) has no api_key of its own and is sent no key: a provider's key or model.api_key goes only to its own endpoint`,
         );
@@ -51,12 +52,4 @@ export function resolveFallbackRoutes(
     }
   }
   return { routes, warnings, keyless };
-}
-
-function isHttps(baseUrl: string): boolean {
-  try {
-    return new URL(baseUrl).protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

@@ -7,7 +7,7 @@ import {
   type ProcessIdentity,
   type SessionStore,
 } from '@hermes/session-store';
-import type { RecordedRequest, ScriptedReply } from '@hermes/testkit';
+import type { ModelServer, RecordedRequest, ScriptedReply } from '@hermes/testkit';
 import { expect, onTestFinished } from 'vitest';
 import {
   type AsyncDelegationRegistry,
@@ -17,21 +17,25 @@ import type {
   AsyncDelegationEvent,
   DelegationTaskRecord,
 } from '../src/delegation/completion-event.js';
-import { createDelegationRail } from '../src/delegation/delegation-rail.js';
+import type { DelegationRecoveryReport } from '../src/delegation/delegation-lifecycle.js';
+import { createDelegationRail, type RailRequest } from '../src/delegation/delegation-rail.js';
 import { resumeDelegation } from '../src/delegation/resume-delegation.js';
 import type { Agent } from '../src/loop/agent-types.js';
 import { createAgent } from '../src/loop/create-agent.js';
 import {
   type DelegationFixture,
   deadProcess,
+  isChildRequest,
   messagesOf,
+  railAgent,
   routeReplies,
 } from './delegation-fixtures.js';
+import { waitFor } from './fixtures.js';
 
 /*
  * What the resumable-unit tests share: a review that hangs on its first run and answers findings
- * when run again, another process (or this home's next start) on the same state.db, and a way to
- * make the fixture's own process look dead to the ledger.
+ * when run again, a way to make the fixture's own process crash under it (or only look dead to the
+ * ledger), and another process (or this home's next start) on the same state.db.
  */
 
 export const REVIEW_GOAL = 'Review: focus on errors';
@@ -58,19 +62,84 @@ export function reviewScript(fixture: DelegationFixture): { reviewRuns: () => nu
   return { reviewRuns: () => reviewRuns };
 }
 
-export async function dispatchReview(agent: Agent, sessionId: string): Promise<string> {
+/** How a review is routed: what `/review` hands the rail. */
+export type ReviewRouting = Pick<RailRequest, 'credentialsCfg' | 'fallbackProviders'>;
+
+/** No routing of its own: the review runs on the agent's route. */
+const AGENT_ROUTE: ReviewRouting = { credentialsCfg: null, fallbackProviders: [] };
+
+export async function dispatchReview(
+  agent: Agent,
+  sessionId: string,
+  routing: ReviewRouting = AGENT_ROUTE,
+): Promise<string> {
   const rail = createDelegationRail({ agent, sessionId, sessionKey: 'agent:main:api:dm:7' });
   const dispatched = await rail.dispatch({
     goal: REVIEW_GOAL,
     context: 'The uploader retries three times.',
-    credentialsCfg: null,
-    fallbackProviders: [],
+    ...routing,
     origin: {},
     resumable: true,
   });
   if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
   expect(dispatched.mode).toBe('background');
   return dispatched.delegationId;
+}
+
+/** The review's requests `server` received (every run's, in order). */
+export function reviewRequests(server: ModelServer): RecordedRequest[] {
+  return server.modelRequests.filter(
+    (request) => isChildRequest(request) && goalOf(request) === REVIEW_GOAL,
+  );
+}
+
+export interface RunningReview {
+  /** The fixture's agent the review was dispatched from (registry attached). */
+  readonly agent: Agent;
+  readonly sessionId: string;
+  readonly reviewId: string;
+}
+
+/**
+ * A resumable review dispatched on the rail from a new session of the fixture's agent (on
+ * `config`, default the fixture's), once its first run's request has reached the fixture's model
+ * server.
+ */
+export async function runningReview(
+  fixture: DelegationFixture,
+  options: { routing?: ReviewRouting; config?: HermesConfig } = {},
+): Promise<RunningReview> {
+  const agent = railAgent(fixture, options.config ? { config: options.config } : {});
+  const session = await agent.createSession();
+  const reviewId = await dispatchReview(agent, session.id, options.routing);
+  await waitFor(() => reviewRequests(fixture.model).length > 0);
+  return { agent, sessionId: session.id, reviewId };
+}
+
+/**
+ * The fixture's process dies under these units, as a SIGKILL leaves them: the ledger sees their
+ * owner gone (`killOwner`), and their runs stop without writing anything (the rows are no longer
+ * theirs). Gives the dead owners, in the order of `delegationIds`.
+ */
+export async function crash(
+  fixture: DelegationFixture,
+  ...delegationIds: string[]
+): Promise<ProcessIdentity[]> {
+  const owners: ProcessIdentity[] = [];
+  for (const delegationId of delegationIds) owners.push(await killOwner(fixture, delegationId));
+  fixture.registry.interruptAll();
+  await fixture.registry.idle();
+  return owners;
+}
+
+/** A `runningReview` whose process then crashed (`crash`): its id. */
+export async function crashedReview(
+  fixture: DelegationFixture,
+  options: { routing?: ReviewRouting; config?: HermesConfig } = {},
+): Promise<string> {
+  const { reviewId } = await runningReview(fixture, options);
+  await crash(fixture, reviewId);
+  return reviewId;
 }
 
 export interface OtherProcess {
@@ -81,20 +150,22 @@ export interface OtherProcess {
   readonly warnings: string[];
 }
 
+export interface OtherProcessOptions {
+  readonly clock?: Clock;
+  readonly resume?: boolean;
+  /** Hooks around the registry's store calls (to pin down an interleaving of two processes). */
+  readonly hooks?: StoreHooks;
+  /** The config this process reads (default the fixture's): what the next start finds. */
+  readonly config?: HermesConfig;
+}
+
 /**
  * What another process (or this home's next start) has: its own handle on the same state.db,
  * its own registry able to resume, and an agent over them. `clock` backdates what it writes.
  */
 export async function otherProcess(
   fixture: DelegationFixture,
-  options: {
-    clock?: Clock;
-    resume?: boolean;
-    /** Hooks around the registry's store calls (to pin down an interleaving of two processes). */
-    hooks?: StoreHooks;
-    /** The config this process reads (default the fixture's): what the next start finds. */
-    config?: HermesConfig;
-  } = {},
+  options: OtherProcessOptions = {},
 ): Promise<OtherProcess> {
   const store = await openSessionStore({
     path: path.join(fixture.home, 'state.db'),
@@ -126,6 +197,20 @@ export async function otherProcess(
   onTestFinished(() => store.close());
   onTestFinished(() => registry.close(2000));
   return { store, registry, published, warnings };
+}
+
+/**
+ * This home's next start (an `otherProcess`): it recovers the ledger and runs what it took over to
+ * the end. `report` is what its recovery returned.
+ */
+export async function restart(
+  fixture: DelegationFixture,
+  options: OtherProcessOptions = {},
+): Promise<OtherProcess & { readonly report: DelegationRecoveryReport }> {
+  const next = await otherProcess(fixture, options);
+  const report = await next.registry.recover();
+  await next.registry.idle();
+  return { ...next, report };
 }
 
 export interface StoreHooks {

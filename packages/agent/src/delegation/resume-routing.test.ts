@@ -11,14 +11,15 @@ import {
 } from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
 import {
+  crash,
+  crashedReview,
   FINDINGS,
-  killOwner,
-  otherProcess,
   REVIEW_GOAL,
+  restart,
   reviewScript,
+  runningReview,
 } from '../../test/resume-fixtures.js';
 import { delegateTask } from './delegate-task.js';
-import { createDelegationRail } from './delegation-rail.js';
 
 const MAIN_KEY = 'sk-main-agent';
 
@@ -56,34 +57,35 @@ function primaryScript(fixture: DelegationFixture, later: ScriptedReply): () => 
 }
 
 /**
- * Dispatches a resumable review routed as `/review` routes it from a config whose
- * `auxiliary.review` is `review`, waits for its first run to start, then makes its owner look
- * dead (a SIGKILL seen from the ledger).
+ * A resumable review routed as `/review` routes it from a config whose `auxiliary.review` is
+ * `review`, dispatched from the fixture's agent (on `config`, default the fixture's), whose process
+ * crashed under its first run.
  */
-async function crashedPinnedReview(
+function crashedPinnedReview(
   fixture: DelegationFixture,
   review: Record<string, unknown>,
-  firstRunStarted: () => boolean,
   config?: HermesConfig,
 ): Promise<string> {
-  const agent = railAgent(fixture, config ? { config } : {});
-  const session = await agent.createSession();
   const raw = { auxiliary: { review } };
-  const rail = createDelegationRail({ agent, sessionId: session.id });
-  const dispatched = await rail.dispatch({
-    goal: REVIEW_GOAL,
-    context: 'The uploader retries three times.',
+  const routing = {
     credentialsCfg: resolveReviewRouting(raw),
     fallbackProviders: resolveReviewFallbackProviders(raw),
-    origin: {},
-    resumable: true,
-  });
-  if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
-  await waitFor(firstRunStarted);
-  await killOwner(fixture, dispatched.delegationId);
-  fixture.registry.interruptAll();
-  await fixture.registry.idle();
-  return dispatched.delegationId;
+  };
+  return crashedReview(fixture, { routing, ...(config ? { config } : {}) });
+}
+
+/**
+ * The reviewer's own endpoint and key, handed to the rail as they are (the fixture's own scripted
+ * server, to see the key it is sent).
+ */
+function ownEndpoint(fixture: DelegationFixture) {
+  return {
+    provider: '',
+    model: 'review-model',
+    baseUrl: fixture.model.baseUrl,
+    apiKey: 'sk-review-own',
+    apiMode: '',
+  };
 }
 
 /** A second model server that answers only its own key (401 to any other). */
@@ -105,80 +107,33 @@ const MOVE_ON: ScriptedReply = { error: { status: 429, message: 'slow down', ret
 
 describe('resumed units: routes and keys', () => {
   it('a resumed review pinned to an endpoint with its own key, whose key the live config no longer holds, ends unknown naming that instead of sending the agent’s key there', async () => {
-    const fixture = await delegationFixture({ raw: { model: { api_key: 'sk-main-agent' } } });
-    const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const rail = createDelegationRail({ agent, sessionId: session.id });
-    const dispatched = await rail.dispatch({
-      goal: REVIEW_GOAL,
-      context: 'The uploader retries three times.',
-      // The reviewer's own endpoint and key (here the same scripted server, to see the key sent).
-      credentialsCfg: {
-        provider: '',
-        model: 'review-model',
-        baseUrl: fixture.model.baseUrl,
-        apiKey: 'sk-review-own',
-        apiMode: '',
-      },
-      fallbackProviders: [],
-      origin: {},
-      resumable: true,
-    });
-    if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
-    const reviewId = dispatched.delegationId;
-    await waitFor(() => script.reviewRuns() === 1);
-    const keysSent = () =>
-      fixture.model.modelRequests
-        .filter(isChildRequest)
-        .map((request) => String(request.headers.authorization ?? ''));
-    expect(keysSent()).toEqual(['Bearer sk-review-own']);
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    reviewScript(fixture);
+    const routing = { credentialsCfg: ownEndpoint(fixture), fallbackProviders: [] };
+    const { reviewId } = await runningReview(fixture, { routing });
+    expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own']);
     expect(fixture.store.getDelegation(reviewId)?.taskJson).not.toContain('sk-review-own');
-    await killOwner(fixture, reviewId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
+    await crash(fixture, reviewId);
 
     // The next start's config has no `auxiliary.review` block any more.
-    const next = await otherProcess(fixture);
-    const report = await next.registry.recover();
-    expect(report.resumed).toEqual([]);
-    await next.registry.idle();
-    expect(keysSent()).not.toContain('Bearer sk-main-agent');
+    const next = await restart(fixture);
+    expect(next.report.resumed).toEqual([]);
+    expect(keysSent(fixture.model)).not.toContain(`Bearer ${MAIN_KEY}`);
     expect(next.published).toHaveLength(1);
     expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'unknown' });
     expect(next.published[0]?.error).toContain('auxiliary.review');
     expect(next.published[0]?.error).toContain('API key');
   });
   it('a resumed review pinned to an endpoint with its own key takes that key from the live auxiliary.review again', async () => {
-    const fixture = await delegationFixture({ raw: { model: { api_key: 'sk-main-agent' } } });
-    const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const route = {
-      provider: '',
-      model: 'review-model',
-      baseUrl: fixture.model.baseUrl,
-      apiKey: 'sk-review-own',
-      apiMode: '',
-    };
-    const rail = createDelegationRail({ agent, sessionId: session.id });
-    const dispatched = await rail.dispatch({
-      goal: REVIEW_GOAL,
-      context: 'The uploader retries three times.',
-      credentialsCfg: route,
-      fallbackProviders: [],
-      origin: {},
-      resumable: true,
+    const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
+    reviewScript(fixture);
+    const route = ownEndpoint(fixture);
+    const reviewId = await crashedReview(fixture, {
+      routing: { credentialsCfg: route, fallbackProviders: [] },
     });
-    if (!('delegationId' in dispatched)) throw new Error(dispatched.error);
-    await waitFor(() => script.reviewRuns() === 1);
-    await killOwner(fixture, dispatched.delegationId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
 
     const live = fixture.config.auxiliary.review;
-    const next = await otherProcess({
-      ...fixture,
+    const next = await restart(fixture, {
       config: {
         ...fixture.config,
         auxiliary: {
@@ -187,12 +142,8 @@ describe('resumed units: routes and keys', () => {
         },
       },
     });
-    expect((await next.registry.recover()).resumed).toEqual([dispatched.delegationId]);
-    await next.registry.idle();
-    const keysSent = fixture.model.modelRequests
-      .filter(isChildRequest)
-      .map((request) => String(request.headers.authorization ?? ''));
-    expect(keysSent).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
+    expect(next.report.resumed).toEqual([reviewId]);
+    expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
   it('a resumed review’s keyed fallback endpoint gets its own key from the live auxiliary.review chain (was: the agent’s key, refused with 401)', async () => {
@@ -207,14 +158,13 @@ describe('resumed units: routes and keys', () => {
         { base_url: backup.baseUrl, model: 'backup-model', api_key: 'sk-backup-own' },
       ],
     };
-    const reviewId = await crashedPinnedReview(fixture, review, () => primaryRuns() === 1);
+    const reviewId = await crashedPinnedReview(fixture, review);
     expect(fixture.store.getDelegation(reviewId)?.taskJson).not.toContain('sk-backup-own');
 
-    const next = await otherProcess(fixture, {
+    const next = await restart(fixture, {
       config: liveConfig(fixture, { auxiliary: { review } }),
     });
-    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-    await next.registry.idle();
+    expect(next.report.resumed).toEqual([reviewId]);
     expect(primaryRuns()).toBe(2);
     expect(keysSent(backup, true)).toEqual(['Bearer sk-backup-own']);
     expect(next.published).toHaveLength(1);
@@ -231,23 +181,18 @@ describe('resumed units: routes and keys', () => {
       model: 'review-model',
       api_key: 'sk-review-own',
     };
-    const reviewId = await crashedPinnedReview(
-      fixture,
-      {
-        ...route,
-        fallback_providers: [
-          { base_url: backup.baseUrl, model: 'backup-model', api_key: 'sk-backup-own' },
-        ],
-      },
-      () => primaryRuns() === 1,
-    );
+    const reviewId = await crashedPinnedReview(fixture, {
+      ...route,
+      fallback_providers: [
+        { base_url: backup.baseUrl, model: 'backup-model', api_key: 'sk-backup-own' },
+      ],
+    });
 
     // The next start's auxiliary.review keeps its route but no longer has that backup.
-    const next = await otherProcess(fixture, {
+    const next = await restart(fixture, {
       config: liveConfig(fixture, { auxiliary: { review: route } }),
     });
-    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-    await next.registry.idle();
+    expect(next.report.resumed).toEqual([reviewId]);
     expect(backup.requests).toEqual([]);
     expect(next.warnings.join('\n')).toContain(backup.baseUrl);
     expect(next.published).toHaveLength(1);
@@ -259,7 +204,7 @@ describe('resumed units: routes and keys', () => {
 
   it('a resumed review keeps a named-provider fallback whose own key left the live chain, on that provider’s configured key', async () => {
     const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
-    const primaryRuns = primaryScript(fixture, MOVE_ON);
+    primaryScript(fixture, MOVE_ON);
     const backup = await backupServer('sk-backuphost');
     const providers = { backuphost: { base_url: backup.baseUrl, api_key: 'sk-backuphost' } };
     const route = {
@@ -273,15 +218,13 @@ describe('resumed units: routes and keys', () => {
         ...route,
         fallback_providers: [{ provider: 'backuphost', model: 'backup-model', api_key: 'sk-old' }],
       },
-      () => primaryRuns() === 1,
       liveConfig(fixture, { providers }),
     );
 
-    const next = await otherProcess(fixture, {
+    const next = await restart(fixture, {
       config: liveConfig(fixture, { providers, auxiliary: { review: route } }),
     });
-    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-    await next.registry.idle();
+    expect(next.report.resumed).toEqual([reviewId]);
     expect(keysSent(backup, true)).toEqual(['Bearer sk-backuphost']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
@@ -299,19 +242,18 @@ describe('resumed units: routes and keys', () => {
     'a resumed review pinned to an endpoint with its own key keeps that key when %s (was: ended unknown)',
     async (_change, live) => {
       const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
-      const script = reviewScript(fixture);
+      reviewScript(fixture);
       const route = {
         base_url: fixture.model.baseUrl,
         model: 'review-model',
         api_key: 'sk-review-own',
       };
-      const reviewId = await crashedPinnedReview(fixture, route, () => script.reviewRuns() === 1);
+      const reviewId = await crashedPinnedReview(fixture, route);
 
-      const next = await otherProcess(fixture, {
+      const next = await restart(fixture, {
         config: liveConfig(fixture, { auxiliary: { review: live(route) } }),
       });
-      expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-      await next.registry.idle();
+      expect(next.report.resumed).toEqual([reviewId]);
       expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
       expect(next.published[0]).toMatchObject({ delegation_id: reviewId, status: 'completed' });
       expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
@@ -320,24 +262,22 @@ describe('resumed units: routes and keys', () => {
 
   it('a resumed review pinned to a named provider with its own key keeps that key when only the live model changed (was: sent without it)', async () => {
     const fixture = await delegationFixture({ raw: { model: { api_key: MAIN_KEY } } });
-    const script = reviewScript(fixture);
+    reviewScript(fixture);
     const hosted = { reviewhost: { base_url: fixture.model.baseUrl } };
     const route = { provider: 'reviewhost', model: 'review-model', api_key: 'sk-review-own' };
     const reviewId = await crashedPinnedReview(
       fixture,
       route,
-      () => script.reviewRuns() === 1,
       liveConfig(fixture, { providers: hosted }),
     );
 
-    const next = await otherProcess(fixture, {
+    const next = await restart(fixture, {
       config: liveConfig(fixture, {
         providers: hosted,
         auxiliary: { review: { ...route, model: 'review-model-2' } },
       }),
     });
-    expect((await next.registry.recover()).resumed).toEqual([reviewId]);
-    await next.registry.idle();
+    expect(next.report.resumed).toEqual([reviewId]);
     expect(keysSent(fixture.model)).toEqual(['Bearer sk-review-own', 'Bearer sk-review-own']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });
@@ -357,13 +297,10 @@ describe('resumed units: routes and keys', () => {
     const unitId = String(dispatched.delegation_id);
     await waitFor(() => deputy.modelRequests.length === 1);
     expect(fixture.store.getDelegation(unitId)?.taskJson).not.toContain('sk-deleg-own');
-    await killOwner(fixture, unitId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
+    await crash(fixture, unitId);
 
-    const next = await otherProcess(fixture);
-    expect((await next.registry.recover()).resumed).toEqual([unitId]);
-    await next.registry.idle();
+    const next = await restart(fixture);
+    expect(next.report.resumed).toEqual([unitId]);
     expect(keysSent(deputy, true)).toEqual(['Bearer sk-deleg-own', 'Bearer sk-deleg-own']);
     expect(next.published[0]?.results[0]?.summary).toBe(FINDINGS);
   });

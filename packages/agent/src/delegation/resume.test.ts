@@ -3,6 +3,7 @@ import {
   DELEGATION_OWNER_EXITED_MESSAGE,
   DELEGATION_RESTORE_MAX_AGE_SECONDS,
   openSessionStore,
+  type ProcessIdentity,
   RELEASED_DELEGATION_OWNER,
 } from '@hermes/session-store';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -16,13 +17,17 @@ import {
 } from '../../test/delegation-fixtures.js';
 import { waitFor } from '../../test/fixtures.js';
 import {
+  crash,
+  crashedReview,
   dispatchReview,
   FINDINGS,
   killOwner,
   type OtherProcess,
   otherProcess,
   REVIEW_GOAL,
+  restart,
   reviewScript,
+  runningReview,
   taskOf,
 } from '../../test/resume-fixtures.js';
 import type { Agent } from '../loop/agent-types.js';
@@ -39,12 +44,10 @@ describe('resumable delegation units', () => {
   it('a graceful close leaves a resumable unit running for the next start, which runs it again and publishes the real findings once, marked resumed', async () => {
     const fixture = await delegationFixture();
     const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const reviewId = await dispatchReview(agent, session.id);
+    const { agent, sessionId, reviewId } = await runningReview(fixture);
     const plain = await delegateTask(
       { tasks: [{ goal: 'Count the files in src plainly' }] },
-      { parent: agent, background: true, sessionId: session.id },
+      { parent: agent, background: true, sessionId },
     );
     await waitFor(() => fixture.model.modelRequests.filter(isChildRequest).length === 2);
     const first = taskOf(fixture.store, reviewId);
@@ -56,11 +59,9 @@ describe('resumable delegation units', () => {
     expect(fixture.published[0]?.results[0]?.status).toBe('interrupted');
     expect(fixture.store.getDelegation(reviewId)).toMatchObject({ state: 'running', ownerPid: 0 });
 
-    const next = await otherProcess(fixture);
-    const report = await next.registry.recover();
-    expect(report.resumed).toEqual([reviewId]);
-    expect(report.orphaned).toEqual([]);
-    await next.registry.idle();
+    const next = await restart(fixture);
+    expect(next.report.resumed).toEqual([reviewId]);
+    expect(next.report.orphaned).toEqual([]);
     expect(script.reviewRuns()).toBe(2);
     expect(next.published).toHaveLength(1);
     const [event] = next.published;
@@ -68,8 +69,8 @@ describe('resumable delegation units', () => {
       delegation_id: reviewId,
       status: 'completed',
       session_key: 'agent:main:api:dm:7',
-      origin_session_id: session.id,
-      parent_session_id: session.id,
+      origin_session_id: sessionId,
+      parent_session_id: sessionId,
       resumed: 1,
     });
     expect(event?.results[0]).toMatchObject({
@@ -93,10 +94,8 @@ describe('resumable delegation units', () => {
   it('two registries on one state.db recovering a dead owner’s resumable unit at once: exactly one runs it again', async () => {
     const fixture = await delegationFixture();
     const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const reviewId = await dispatchReview(agent, session.id);
-    await waitFor(() => script.reviewRuns() === 1);
+    const { reviewId } = await runningReview(fixture);
+    // Dead to the ledger while its run goes on: that run must not publish after the takeover.
     await killOwner(fixture, reviewId);
 
     // Both read the row as a dead owner's before either tries to take it.
@@ -129,21 +128,19 @@ describe('resumable delegation units', () => {
   it('ends unknown as before: a plain delegate_task unit, a resumable one past its resume budget, and one older than 48 h', async () => {
     const fixture = await delegationFixture();
     const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
+    const { agent, sessionId, reviewId } = await runningReview(fixture);
     const plain = await delegateTask(
       { tasks: [{ goal: 'Count the files in src plainly' }] },
-      { parent: agent, background: true, sessionId: session.id },
+      { parent: agent, background: true, sessionId },
     );
     const plainId = String(plain.delegation_id);
-    const reviewId = await dispatchReview(agent, session.id);
     await waitFor(() => fixture.model.modelRequests.filter(isChildRequest).length === 2);
     const resumable = taskOf(fixture.store, reviewId);
     expect(taskOf(fixture.store, plainId).resumable).toBeUndefined();
-    await killOwner(fixture, plainId);
-    const reviewOwner = await killOwner(fixture, reviewId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
+    const [, reviewOwner] = (await crash(fixture, plainId, reviewId)) as [
+      ProcessIdentity,
+      ProcessIdentity,
+    ];
 
     const dead = await deadProcess();
     const twoDaysAgo = Date.now() / 1000 - DELEGATION_RESTORE_MAX_AGE_SECONDS - 3600;
@@ -153,8 +150,8 @@ describe('resumable delegation units', () => {
     });
     await past.store.recordDelegationStart({
       delegationId: 'deleg_old00001',
-      sessionKey: session.id,
-      parentSessionId: session.id,
+      sessionKey: sessionId,
+      parentSessionId: sessionId,
       task: resumable,
       owner: dead,
     });
@@ -172,10 +169,9 @@ describe('resumable delegation units', () => {
       }),
     ).toBe(true);
 
-    const next = await otherProcess(fixture);
-    const report = await next.registry.recover();
-    expect(report.resumed).toEqual([]);
-    expect(report.orphaned.sort()).toEqual([plainId, reviewId, 'deleg_old00001'].sort());
+    const next = await restart(fixture);
+    expect(next.report.resumed).toEqual([]);
+    expect(next.report.orphaned.sort()).toEqual([plainId, reviewId, 'deleg_old00001'].sort());
     for (const id of [plainId, reviewId, 'deleg_old00001']) {
       expect(next.store.getDelegation(id)?.state).toBe('unknown');
       expect(next.store.getDelegation(id)?.error).toBe(DELEGATION_OWNER_EXITED_MESSAGE);
@@ -185,19 +181,15 @@ describe('resumable delegation units', () => {
 
   it('a /stop still finalises a resumable unit as interrupted and publishes it', async () => {
     const fixture = await delegationFixture();
-    const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const reviewId = await dispatchReview(agent, session.id);
-    await waitFor(() => script.reviewRuns() === 1);
+    reviewScript(fixture);
+    const { reviewId } = await runningReview(fixture);
     expect(fixture.registry.interruptAll('stop')).toBe(1);
     await fixture.registry.idle();
     expect(fixture.published.map((event) => event.delegation_id)).toEqual([reviewId]);
     expect(fixture.published[0]?.results[0]?.status).toBe('interrupted');
     expect(fixture.store.getDelegation(reviewId)?.state).not.toBe('running');
     // Nothing is left for a later start to run again.
-    const next = await otherProcess(fixture);
-    expect((await next.registry.recover()).resumed).toEqual([]);
+    expect((await restart(fixture)).report.resumed).toEqual([]);
   });
 
   it('a graceful stop spends no resume: a unit stopped by two closes in a row is run a third time and published once', async () => {
@@ -211,10 +203,7 @@ describe('resumable delegation units', () => {
           : { text: 'FINDINGS: third time lucky' };
       }),
     });
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const reviewId = await dispatchReview(agent, session.id);
-    await waitFor(() => reviewRuns === 1);
+    const { reviewId } = await runningReview(fixture);
     await fixture.registry.close();
     const second = await otherProcess(fixture);
     expect((await second.registry.recover()).resumed).toEqual([reviewId]);
@@ -223,9 +212,9 @@ describe('resumable delegation units', () => {
     // Suspended again, not finalised interrupted: nothing published, the row still running.
     expect(second.published).toEqual([]);
     expect(second.store.getDelegation(reviewId)?.state).toBe('running');
-    const third = await otherProcess(fixture);
-    expect((await third.registry.recover()).resumed).toEqual([reviewId]);
-    await waitFor(() => third.published.length === 1);
+    const third = await restart(fixture);
+    expect(third.report.resumed).toEqual([reviewId]);
+    expect(third.published).toHaveLength(1);
     expect(third.published[0]).toMatchObject({ delegation_id: reviewId, resumed: 2 });
     expect(third.published[0]?.results[0]?.summary).toContain('FINDINGS: third time lucky');
     expect(formatAsyncDelegation(third.published[0] as AsyncDelegationEvent)).toContain(
@@ -238,12 +227,8 @@ describe('resumable delegation units', () => {
 
   it('a resumable unit that cannot be built again ends unknown with the reason, published once', async () => {
     const fixture = await delegationFixture();
-    const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const reviewId = await dispatchReview(agent, session.id);
-    await waitFor(() => script.reviewRuns() === 1);
-    await killOwner(fixture, reviewId);
+    reviewScript(fixture);
+    const reviewId = await crashedReview(fixture);
     const store = await openSessionStore({ path: path.join(fixture.home, 'state.db') });
     const published: AsyncDelegationEvent[] = [];
     const registry = createDelegationRegistry({
@@ -273,13 +258,7 @@ describe('resumable delegation units', () => {
   it('a close while recovery is still building a taken-over unit waits for it and gives the row back untouched, so the next start still runs it (was: the unit started after close and its one resume was spent)', async () => {
     const fixture = await delegationFixture();
     const script = reviewScript(fixture);
-    const agent = railAgent(fixture);
-    const session = await agent.createSession();
-    const reviewId = await dispatchReview(agent, session.id);
-    await waitFor(() => script.reviewRuns() === 1);
-    await killOwner(fixture, reviewId);
-    fixture.registry.interruptAll();
-    await fixture.registry.idle();
+    const reviewId = await crashedReview(fixture);
 
     const dbPath = path.join(fixture.home, 'state.db');
     const store = await openSessionStore({ path: dbPath });
@@ -438,9 +417,8 @@ describe('resumed units and max_concurrent_children', () => {
     expect(taskOf(next.store, running).resume_count).toBe(1);
     expect(taskOf(next.store, waiting).resume_count).toBe(0);
 
-    const third = await otherProcess(fixture);
-    expect([...(await third.registry.recover()).resumed].sort()).toEqual([...ids].sort());
-    await third.registry.idle();
+    const third = await restart(fixture);
+    expect([...third.report.resumed].sort()).toEqual([...ids].sort());
     expect(third.published.map((event) => event.results[0]?.summary)).toEqual([FINDINGS, FINDINGS]);
     expect(runs()).toBe(5);
   });

@@ -74,6 +74,11 @@ export interface DelegationResumeSpec {
   readonly cwd: string;
   readonly platform: string;
   readonly model: string;
+  /**
+   * The capacity slot it shares with the other units of its call (the call's delegation id): the
+   * units of a split call take one slot when run again, as at dispatch.
+   */
+  readonly slot_key?: string;
 }
 
 /** What the ledger's `task_json` holds: everything a completion needs besides its result. */
@@ -99,6 +104,14 @@ export interface DelegationTaskRecord {
   readonly crash_resumes?: number;
   /** How to run it again (resumable units only). */
   readonly resume?: DelegationResumeSpec;
+}
+
+/**
+ * The capacity slot of a unit run again: the one its call took at dispatch, or — a record written
+ * before the slot was kept — a slot of its own.
+ */
+export function resumedSlotKey(delegationId: string, task: DelegationTaskRecord): string {
+  return task.resume?.slot_key ?? delegationId;
 }
 
 /** What the ledger's `result_json` holds. */

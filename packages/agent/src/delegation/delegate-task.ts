@@ -211,6 +211,7 @@ export async function delegateTask(
                 fallbackProviders: options.fallbackProviders,
                 sessionId,
                 cwd,
+                slotKey: delegationId,
               }),
             }
           : {}),

@@ -4,7 +4,11 @@ import { endpointOf } from '../model/endpoint-url.js';
 import type { AsyncUnit, ResumeUnitRequest } from './async-unit.js';
 import { makeUnit, ownerKey, unitBatchOptions } from './background-unit.js';
 import { type BuiltChild, buildChildren } from './build-children.js';
-import type { DelegationResumeSpec, ResumableTaskRecord } from './completion-event.js';
+import {
+  type DelegationResumeSpec,
+  type ResumableTaskRecord,
+  resumedSlotKey,
+} from './completion-event.js';
 import type { DelegationCredentialsConfig } from './delegate-task.js';
 import { CREDENTIALS_ROUTING_OWNER as OWNER } from './delegation-limits.js';
 import type { DelegationTask } from './normalize-tasks.js';
@@ -42,6 +46,8 @@ export function resumeSpec(
     fallbackProviders: readonly unknown[] | undefined;
     sessionId: string | undefined;
     cwd: string;
+    /** The capacity slot of the call the unit belongs to (its delegation id). */
+    slotKey: string;
   },
 ): DelegationResumeSpec {
   const credentials = input.credentialsCfg;
@@ -69,6 +75,7 @@ export function resumeSpec(
     cwd: input.cwd,
     platform: parent.platform,
     model: parent.config.model.model,
+    slot_key: input.slotKey,
   };
 }
 
@@ -212,7 +219,7 @@ export async function resumeDelegation(
   });
   return makeUnit({
     unitId: request.delegationId,
-    slotKey: request.delegationId,
+    slotKey: resumedSlotKey(request.delegationId, request.task),
     children,
     group: request.task.group,
     origin: request.origin,

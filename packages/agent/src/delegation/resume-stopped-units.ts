@@ -9,7 +9,11 @@ import {
 } from '@hermes/session-store';
 import type { AsyncUnit, DelegationOrigin, ResumeUnitRequest } from './async-unit.js';
 import { placeholderResults } from './child-result.js';
-import type { DelegationResultRecord, DelegationTaskRecord } from './completion-event.js';
+import {
+  type DelegationResultRecord,
+  type DelegationTaskRecord,
+  resumedSlotKey,
+} from './completion-event.js';
 import { DELEGATION_MAX_RESUMES } from './delegation-limits.js';
 import { DELEGATION_ERROR_MESSAGES as MESSAGES } from './delegation-messages.js';
 import { removeCheckpoints } from './ledger-files.js';
@@ -158,7 +162,7 @@ export class StoppedUnitResumer {
       const reason = MESSAGES.resumeFailed(error instanceof Error ? error.message : String(error));
       const stub: AsyncUnit = {
         delegationId: row.delegationId,
-        slotKey: row.delegationId,
+        slotKey: resumedSlotKey(row.delegationId, task),
         task,
         origin,
         maxConcurrent: 1,
@@ -180,7 +184,9 @@ export class StoppedUnitResumer {
       return false;
     }
     this.#host.adopt({
-      unit: { ...unit, task, origin },
+      // The ledger's record, origin and slot, whatever the builder gave: the units of one call
+      // share one slot, as at dispatch.
+      unit: { ...unit, slotKey: resumedSlotKey(row.delegationId, task), task, origin },
       dispatchedAt: row.dispatchedAt,
       scope,
       unrunTask: before,

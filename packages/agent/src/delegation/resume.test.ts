@@ -422,4 +422,51 @@ describe('resumed units and max_concurrent_children', () => {
     expect(third.published.map((event) => event.results[0]?.summary)).toEqual([FINDINGS, FINDINGS]);
     expect(runs()).toBe(5);
   });
+
+  it('the units of one split call share one slot after a restart, as at dispatch: what ran side by side before a graceful close runs side by side after it (was: each unit took a slot of its own and the review waited)', async () => {
+    const fixture = await delegationFixture({
+      raw: { delegation: { max_concurrent_children: 2, independent_completions: true } },
+    });
+    const release = gate();
+    onTestFinished(() => release.open());
+    let runs = 0;
+    // First runs hang (the close stops them); the runs after the restart answer once released.
+    routeReplies(fixture.model, {
+      child: Array.from({ length: 10 }, () => async () => {
+        runs += 1;
+        if (runs <= 3) return { text: 'never', delayMs: 10_000 };
+        await release.promise;
+        return { text: FINDINGS };
+      }),
+    });
+    const { agent, sessionId } = await runningReview(fixture);
+    const split = await delegateTask(
+      { tasks: [{ goal: 'Count the files in src' }, { goal: 'Summarise the README' }] },
+      { parent: agent, background: true, sessionId, resumable: true },
+    );
+    const unitIds = (split.units as { delegation_id: string }[]).map((unit) => unit.delegation_id);
+    expect(unitIds).toHaveLength(2);
+    // Two slots, both taken: the review's and the split call's.
+    await waitFor(() => runs === 3);
+    expect(fixture.registry.running).toBe(3);
+    await fixture.registry.close();
+
+    const next = await otherProcess(fixture);
+    const report = await next.registry.recover();
+    // The review (a unit of its own call) and the split call's two units.
+    expect(report.resumed).toHaveLength(3);
+    expect(report.resumed).toEqual(expect.arrayContaining(unitIds));
+    expect(next.registry.list().map((listing) => listing.status)).toEqual([
+      'running',
+      'running',
+      'running',
+    ]);
+    expect(next.registry.running).toBe(3);
+    release.open();
+    await next.registry.idle();
+    expect(next.published.map((event) => event.delegation_id).sort()).toEqual(
+      [...report.resumed].sort(),
+    );
+    for (const event of next.published) expect(event.results[0]?.summary).toBe(FINDINGS);
+  });
 });

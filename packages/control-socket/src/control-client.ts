@@ -1,5 +1,6 @@
 import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as v from 'valibot';
 import {
   CONTROL_PROTOCOL_VERSION,
@@ -30,32 +31,49 @@ export interface QueryOptions extends ClientSocketPathOptions {
   readonly timeoutMs?: number;
   /** Arguments for verbs that take them. */
   readonly payload?: Readonly<Record<string, unknown>>;
+  /**
+   * Aborting it makes the query reject with `signal.reason` (an `AbortError` `DOMException`
+   * unless the caller gave another) and drops the connection at once; an already-aborted signal
+   * rejects before anything is connected. The only way the query rejects.
+   */
+  readonly signal?: AbortSignal;
 }
 
 type Exchange = { kind: 'reply'; line: string } | { kind: 'failed' } | { kind: 'pipe_busy' };
 
 /**
  * One connection: connect, send, read one line. Its own timer enforces `deadline`, so once the
- * target is known nothing else has to race it.
+ * target is known nothing else has to race it. Aborting `signal` rejects with its reason and
+ * destroys the socket at once; an aborted signal rejects before anything is connected.
  */
-function exchangeOnce(target: string, request: string, deadline: number): Promise<Exchange> {
-  return new Promise((resolve) => {
+function exchangeOnce(
+  target: string,
+  request: string,
+  deadline: number,
+  signal: AbortSignal | undefined,
+): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
     const socket = net.connect(target);
-    const finish = (outcome: Exchange) => {
+    const settle = (report: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       socket.destroy();
-      resolve(outcome);
+      report();
     };
+    const onAbort = () => settle(() => reject(signal?.reason));
+    const finish = (outcome: Exchange) => settle(() => resolve(outcome));
     const timer = setTimeout(
       () => finish({ kind: 'failed' }),
       Math.max(0, deadline - performance.now()),
     );
     timer.unref();
+    signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => socket.write(request));
     socket.on('data', (chunk: Buffer) => {
       const newline = chunk.indexOf(10);
@@ -83,21 +101,32 @@ function exchangeOnce(target: string, request: string, deadline: number): Promis
   });
 }
 
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds).unref());
-}
-
-/** Resolves `null` at `deadline` unless `work` settles first. */
-async function beforeDeadline<T>(work: Promise<T | null>, deadline: number): Promise<T | null> {
+/**
+ * Resolves `null` at `deadline` unless `work` settles first, and rejects with the signal's reason
+ * the moment `signal` aborts. `work` is left to finish on its own: it holds no connection (the
+ * exchange it may start later sees the aborted signal and never connects).
+ */
+async function beforeDeadline<T>(
+  work: Promise<T | null>,
+  deadline: number,
+  signal: AbortSignal | undefined,
+): Promise<T | null> {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<null>((resolve) => {
+  let onAbort: (() => void) | undefined;
+  const expired = new Promise<null>((resolve, reject) => {
     timer = setTimeout(() => resolve(null), Math.max(0, deadline - performance.now()));
     timer.unref();
+    if (signal === undefined) return;
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
+  // Once the race is decided a later rejection of `work` (its aborted exchange) is nobody's.
+  work.catch(() => {});
   try {
     return await Promise.race([work, expired]);
   } finally {
     clearTimeout(timer);
+    if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -142,15 +171,19 @@ function requestLine(verb: string, payload: Readonly<Record<string, unknown>> | 
 /**
  * Asks the gateway of `home` one verb and returns its `result` object, or `null` on any failure:
  * no socket, an untrusted socket, refused, timeout, garbage, oversize, `ok: false`, or a result
- * that is not a JSON object. Never throws, and never takes longer than its timeout. A home that
- * is not an absolute path (e.g. an empty `HERMES_HOME`) is refused with `null` rather than
- * resolved against the working directory, where some other process's socket could answer.
+ * that is not a JSON object. Never takes longer than its timeout, and rejects only when
+ * `options.signal` aborts (with the signal's reason, at once, leaving no connection, timer or
+ * listener behind). A home that is not an absolute path (e.g. an empty `HERMES_HOME`) is refused
+ * with `null` rather than resolved against the working directory, where some other process's
+ * socket could answer.
  */
 export async function queryControlSocket(
   home: string,
   verb: string,
   options: QueryOptions = {},
 ): Promise<Record<string, unknown> | null> {
+  const { signal } = options;
+  signal?.throwIfAborted();
   const deadline = performance.now() + (options.timeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS);
   const platformPath = (options.platform ?? process.platform) === 'win32' ? path.win32 : path.posix;
   if (typeof home !== 'string' || !platformPath.isAbsolute(home)) return null;
@@ -162,14 +195,16 @@ export async function queryControlSocket(
       // request; and until the exchange nothing waits, so its timer alone keeps the deadline.
       const direct = directSocketPath(home);
       if (isTrustedSocket(direct, options.onRejected)) {
-        return resultOf(await exchangeOnce(direct, request, deadline));
+        return resultOf(await exchangeOnce(direct, request, deadline, signal));
       }
     }
     // The other paths wait on the file system first (the pointer file; the home's real path for
     // the pipe name), which the exchange's timer does not cover: a stalled file system must not
     // hang us past the deadline.
-    return await beforeDeadline(indirectQuery(home, request, deadline, options), deadline);
+    return await beforeDeadline(indirectQuery(home, request, deadline, options), deadline, signal);
   } catch {
+    // Whatever failed, a query whose signal aborted reports the abort.
+    if (signal?.aborted) throw signal.reason;
     return null;
   }
 }
@@ -183,13 +218,15 @@ async function indirectQuery(
 ): Promise<Record<string, unknown> | null> {
   if ((options.platform ?? process.platform) !== 'win32') {
     const target = await resolvePointerTarget(home, options);
-    return target === null ? null : resultOf(await exchangeOnce(target, request, deadline));
+    return target === null
+      ? null
+      : resultOf(await exchangeOnce(target, request, deadline, options.signal));
   }
   const pipe = await windowsPipeName(home);
-  let exchange = await exchangeOnce(pipe, request, deadline);
+  let exchange = await exchangeOnce(pipe, request, deadline, options.signal);
   while (exchange.kind === 'pipe_busy' && performance.now() + PIPE_BUSY_RETRY_MS < deadline) {
-    await sleep(PIPE_BUSY_RETRY_MS);
-    exchange = await exchangeOnce(pipe, request, deadline);
+    await sleep(PIPE_BUSY_RETRY_MS, undefined, { ref: false, signal: options.signal });
+    exchange = await exchangeOnce(pipe, request, deadline, options.signal);
   }
   return resultOf(exchange);
 }

@@ -1,10 +1,29 @@
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { createFileExclusive, removeStaleFile, takeoverTokenPath } from './exclusive-file.js';
+import {
+  createFileExclusive,
+  removeStaleFile,
+  takeoverTokenPath,
+  withTakeoverTokenSync,
+} from './exclusive-file.js';
 import { readProcessStartTime } from './process-identity.js';
+
+/** A takeover token held by `owner`: a folder with its owner file, or the earlier single file. */
+async function plantToken(
+  token: string,
+  owner: { pid: number | undefined; start_time: number | null },
+  format: 'folder' | 'file',
+): Promise<void> {
+  if (format === 'file') {
+    await writeFile(token, JSON.stringify(owner));
+    return;
+  }
+  await mkdir(token);
+  await writeFile(path.join(token, `${owner.pid}.0123456789ab.owner`), JSON.stringify(owner));
+}
 
 describe('createFileExclusive', () => {
   it('creates the file with its full content, private to its owner, and leaves no temp file', async () => {
@@ -90,30 +109,77 @@ describe('removeStaleFile', () => {
     expect(await readdir(home.path)).toEqual([]);
   });
 
-  it('clears a takeover token left by a taker that died mid-takeover, then takes over', async () => {
+  it.each([
+    ['a token folder', 'folder'],
+    ['a token file of the earlier format', 'file'],
+  ] as const)(
+    'clears %s left by a taker that died mid-takeover, then takes over',
+    async (_name, format) => {
+      const home = await tempHome();
+      const target = path.join(home.path, 'gateway.lock');
+      await writeFile(target, 'dead holder');
+      const exited = spawnSync(process.execPath, ['-e', '']).pid;
+      await plantToken(takeoverTokenPath(target), { pid: exited, start_time: 1 }, format);
+      expect(await removeStaleFile(target, isStale)).toBe(true);
+      expect(await readdir(home.path)).toEqual([]);
+    },
+  );
+
+  it('takes over an empty token folder (its holder died between the two steps of releasing it)', async () => {
     const home = await tempHome();
     const target = path.join(home.path, 'gateway.lock');
     await writeFile(target, 'dead holder');
-    const exited = spawnSync(process.execPath, ['-e', '']).pid;
-    await writeFile(takeoverTokenPath(target), JSON.stringify({ pid: exited, start_time: 1 }));
+    await mkdir(takeoverTokenPath(target));
     expect(await removeStaleFile(target, isStale)).toBe(true);
     expect(await readdir(home.path)).toEqual([]);
   });
 
-  it('waits for a live taker’s token and, past the wait, fails closed without removing anything', async () => {
+  it.each([
+    ['a token folder', 'folder'],
+    ['a token file of the earlier format', 'file'],
+  ] as const)(
+    'waits for a live taker’s token (%s) and, past the wait, fails closed without removing anything',
+    async (_name, format) => {
+      const home = await tempHome();
+      const target = path.join(home.path, 'gateway.lock');
+      await writeFile(target, 'dead holder');
+      const token = takeoverTokenPath(target);
+      const live = { pid: process.pid, start_time: await readProcessStartTime(process.pid) };
+      await plantToken(token, live, format);
+      expect(await removeStaleFile(target, isStale, { waitMs: 50 })).toBe(false);
+      expect(await readFile(target, 'utf8')).toBe('dead holder');
+      // The live taker finishes (its token goes): the next taker proceeds.
+      const waiting = removeStaleFile(target, isStale, { waitMs: 5000 });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      await rm(token, { recursive: true });
+      expect(await waiting).toBe(true);
+      expect(await readdir(home.path)).toEqual([]);
+    },
+  );
+});
+
+describe('withTakeoverTokenSync', () => {
+  it('takes a free token and leaves nothing behind', async () => {
     const home = await tempHome();
     const target = path.join(home.path, 'gateway.lock');
-    await writeFile(target, 'dead holder');
+    expect(withTakeoverTokenSync(target, () => 'held')).toEqual({ taken: true, value: 'held' });
+    expect(await readdir(home.path)).toEqual([]);
+  });
+
+  it('does not wait for a held token: it runs nothing and leaves the holder’s token in place', async () => {
+    const home = await tempHome();
+    const target = path.join(home.path, 'gateway.lock');
     const token = takeoverTokenPath(target);
     const live = { pid: process.pid, start_time: await readProcessStartTime(process.pid) };
-    await writeFile(token, JSON.stringify(live));
-    expect(await removeStaleFile(target, isStale, { waitMs: 50 })).toBe(false);
-    expect(await readFile(target, 'utf8')).toBe('dead holder');
-    // The live taker finishes (its token goes): the next taker proceeds.
-    const waiting = removeStaleFile(target, isStale, { waitMs: 5000 });
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    await rm(token);
-    expect(await waiting).toBe(true);
-    expect(await readdir(home.path)).toEqual([]);
+    await plantToken(token, live, 'folder');
+    let ran = false;
+    expect(
+      withTakeoverTokenSync(target, () => {
+        ran = true;
+      }),
+    ).toEqual({ taken: false });
+    expect(ran).toBe(false);
+    expect(await readdir(home.path)).toEqual([path.basename(token)]);
+    expect(await readdir(token)).toHaveLength(1);
   });
 });

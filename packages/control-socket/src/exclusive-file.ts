@@ -1,5 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rename, rm } from 'node:fs/promises';
+import {
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import {
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pidRecordTextIsStale } from './pid-record.js';
@@ -35,95 +55,266 @@ export async function createFileExclusive(target: string, content: string): Prom
 /** How long a taker waits for another live taker of the same file before giving up (ms). */
 export const TAKEOVER_WAIT_MS = 2000;
 const TAKEOVER_POLL_MS = 5;
+const OWNER_SUFFIX = '.owner';
 
-/** The token a taker holds while it judges and removes `target`: `<target>.takeover`. */
+/** The token a taker holds while it judges and removes `target`: the folder `<target>.takeover`. */
 export function takeoverTokenPath(target: string): string {
   return `${target}.takeover`;
 }
 
+/** `{ pid, start_time }` of this process, written into the tokens it holds. */
+interface OwnerRecord {
+  readonly pid: number;
+  readonly start_time?: number | null;
+}
+
+let ownRecord: OwnerRecord | undefined;
+
 /**
- * Moves `file` aside and removes it if what was moved is stale by `isStale`; a file that is not
- * stale is linked straight back (unless another file took the path meanwhile: it was created
- * exclusively, so it stands). Only one of several racing callers gets each file. Used for the
- * takeover token alone: between the move and the link-back a third process could create the path,
- * which is harmless for a token nobody holds (its holder died) but not for a lock.
+ * This process's owner record, start time included. Read once; a synchronous taker (an exit hook)
+ * uses it if an earlier asynchronous call has read it, else names the PID alone.
  */
-async function removeAsideIfStale(
-  file: string,
-  isStale: (text: string) => Promise<boolean>,
-): Promise<void> {
-  const aside = siblingName(file, 'stale');
+async function ownOwnerRecord(): Promise<OwnerRecord> {
+  if (ownRecord?.pid !== process.pid) {
+    ownRecord = { pid: process.pid, start_time: await readProcessStartTime(process.pid) };
+  }
+  return ownRecord;
+}
+
+/** Reads this process's start time now, so a later synchronous take names it too. */
+export async function prepareTakeoverTokens(): Promise<void> {
+  await ownOwnerRecord();
+}
+
+function syncOwnerRecord(): OwnerRecord {
+  return ownRecord?.pid === process.pid ? ownRecord : { pid: process.pid };
+}
+
+/**
+ * Errors of the move that puts a token in place meaning the place is taken: a token folder with
+ * an owner (`ENOTEMPTY`, `EEXIST`; `EPERM`/`EACCES` where a folder cannot replace a folder, as on
+ * Windows), or a token file of the earlier single-file format (`ENOTDIR`).
+ */
+const TOKEN_BUSY_CODES = new Set(['ENOTEMPTY', 'EEXIST', 'EPERM', 'EACCES', 'ENOTDIR', 'EISDIR']);
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/**
+ * A token is a folder holding one owner file, `<pid>.<random>.owner`, whose name no other take
+ * ever uses. It is assembled under a private name and moved into place with rename(2), which puts
+ * a folder only where there is none or an empty one: so a token folder is empty only once its
+ * owner file is gone (released, or cleared as dead) and it is nobody's. That gives every step a
+ * removal that cannot hit anybody else's token:
+ * - a holder releases by unlinking its own owner file, then removing the folder only if empty;
+ * - a taker clears a dead holder by unlinking that holder's owner file *by its unique name* —
+ *   wherever the token has gone since, the name can only ever denote the record it judged — and
+ *   then the folder only if empty.
+ * The earlier token format — a file at the same path, put back after a move aside — could be
+ * moved aside while a live taker held it and then lost or put back after its holder released it.
+ */
+interface Staged {
+  readonly folder: string;
+  readonly ownerName: string;
+}
+
+function stageName(token: string): Staged {
+  const nonce = randomBytes(6).toString('hex');
+  return {
+    folder: siblingName(token, 'staging'),
+    ownerName: `${process.pid}.${nonce}${OWNER_SUFFIX}`,
+  };
+}
+
+/** Releases a held token (see `Staged`): a taker that moved in since keeps its own. */
+async function releaseToken(token: string, ownerName: string): Promise<void> {
+  await unlink(path.join(token, ownerName)).catch(() => {});
+  await rmdir(token).catch(() => {});
+}
+
+function releaseTokenSync(token: string, ownerName: string): void {
   try {
-    await rename(file, aside);
+    unlinkSync(path.join(token, ownerName));
+  } catch {
+    // Cleared as dead by another taker: nothing of ours left in it.
+  }
+  try {
+    rmdirSync(token);
+  } catch {
+    // Not empty (another taker moved in since) or already gone.
+  }
+}
+
+/**
+ * Clears the token at `token` if its holder is dead (or it is an empty, ownerless folder). True
+ * when the token may be free now (try again at once), false when a live holder has it.
+ */
+async function clearDeadToken(token: string): Promise<boolean> {
+  let entries: string[];
+  try {
+    entries = await readdir(token);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    if (errorCode(error) === 'ENOENT') return true;
+    if (errorCode(error) === 'ENOTDIR') return clearEarlierFormatToken(token);
+    return false;
+  }
+  const owners = entries.filter((name) => name.endsWith(OWNER_SUFFIX));
+  // Anything else in a token folder was put there by no taker: leave it, fail closed.
+  if (owners.length !== entries.length) return false;
+  for (const name of owners) {
+    let text: string;
+    try {
+      text = await readFile(path.join(token, name), 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return true;
+      return false;
+    }
+    if (!(await pidRecordTextIsStale(text))) return false;
+    await unlink(path.join(token, name)).catch(() => {});
+  }
+  // Only an empty folder goes: never one another taker has moved in since.
+  await rmdir(token).catch(() => {});
+  return true;
+}
+
+/**
+ * A token file of the earlier format (left by a taker of an earlier version that died holding
+ * it). unlink(2) never removes a folder, so it cannot remove a token of this format that replaced
+ * the file meanwhile.
+ */
+async function clearEarlierFormatToken(token: string): Promise<boolean> {
+  const text = await readFile(token, 'utf8').catch(() => null);
+  if (text === null || !(await pidRecordTextIsStale(text))) return false;
+  await unlink(token).catch(() => {});
+  return true;
+}
+
+/** What `withTakeoverToken` came to: `taken: false` when a live taker kept the token past the wait. */
+export type TokenOutcome<T> =
+  | { readonly taken: true; readonly value: T }
+  | { readonly taken: false };
+
+/**
+ * Runs `work` holding the takeover token of `target`, waiting out a live holder (it holds the
+ * token for the few milliseconds of one judgement) and clearing a token whose holder died.
+ * `{ taken: false }` when a live holder kept it past `waitMs`.
+ */
+export async function withTakeoverToken<T>(
+  target: string,
+  work: () => Promise<T>,
+  options: { readonly waitMs?: number } = {},
+): Promise<TokenOutcome<T>> {
+  const token = takeoverTokenPath(target);
+  const staged = stageName(token);
+  const owner = await ownOwnerRecord();
+  await mkdir(staged.folder, { mode: 0o700 });
+  try {
+    await writeFile(path.join(staged.folder, staged.ownerName), JSON.stringify(owner), {
+      mode: 0o600,
+    });
+    const deadline = performance.now() + (options.waitMs ?? TAKEOVER_WAIT_MS);
+    for (;;) {
+      try {
+        await rename(staged.folder, token);
+        break;
+      } catch (error) {
+        if (!TOKEN_BUSY_CODES.has(errorCode(error) ?? '')) throw error;
+      }
+      const cleared = await clearDeadToken(token);
+      if (performance.now() >= deadline) return { taken: false };
+      if (!cleared) await delay(TAKEOVER_POLL_MS);
+    }
+  } finally {
+    // Gone once moved into place; still here when never taken.
+    await rm(staged.folder, { recursive: true, force: true });
   }
   try {
-    const text = await readFile(aside, 'utf8').catch(() => '');
-    if (!(await isStale(text))) await link(aside, file).catch(() => {});
+    return { taken: true, value: await work() };
   } finally {
-    await rm(aside, { force: true });
+    await releaseToken(token, staged.ownerName);
   }
 }
 
 /**
- * Takes the takeover token of `target`, waiting out a live taker (it holds the token for the few
- * milliseconds of one judgement) and clearing a token whose holder died mid-takeover. False when a
- * live taker kept it past `waitMs`.
+ * Synchronous `withTakeoverToken` for `process.on('exit')`: one attempt, no waiting and no
+ * clearing; `{ taken: false }` when any token is there (fail closed — what `work` would have
+ * removed is then cleared by the next taker, as this process is about to be gone).
  */
-async function takeToken(token: string, waitMs: number): Promise<boolean> {
-  const content = JSON.stringify({
-    pid: process.pid,
-    start_time: await readProcessStartTime(process.pid),
-  });
-  const deadline = performance.now() + waitMs;
-  for (;;) {
-    try {
-      await createFileExclusive(token, content);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const text = await readFile(token, 'utf8').catch(() => null);
-    if (text !== null && (await pidRecordTextIsStale(text))) {
-      await removeAsideIfStale(token, pidRecordTextIsStale);
-      continue;
-    }
-    if (performance.now() >= deadline) return false;
-    await delay(TAKEOVER_POLL_MS);
+export function withTakeoverTokenSync<T>(target: string, work: () => T): TokenOutcome<T> {
+  const token = takeoverTokenPath(target);
+  const staged = stageName(token);
+  try {
+    mkdirSync(staged.folder, { mode: 0o700 });
+    writeFileSync(path.join(staged.folder, staged.ownerName), JSON.stringify(syncOwnerRecord()), {
+      mode: 0o600,
+    });
+    renameSync(staged.folder, token);
+  } catch {
+    return { taken: false };
+  } finally {
+    rmSync(staged.folder, { recursive: true, force: true });
+  }
+  try {
+    return { taken: true, value: work() };
+  } finally {
+    releaseTokenSync(token, staged.ownerName);
   }
 }
 
 /**
- * Removes `target` if it is stale by `isStale(text)`, judged on the file as it is at the moment of
- * removal, never on an earlier read. Takers serialise on an exclusive `<target>.takeover` token:
- * while one holds it nobody else removes `target`, and nobody can create `target` while it exists,
- * so the file judged is the file removed. Without the token, two processes taking over the same
- * stale lock race: the slower deletes the fresh lock the faster just created and both own it.
- * Resolves true when the path is free (stale file removed, or already gone), false when the file
- * is not stale — or another live taker held the token past `waitMs` (fail closed: not removed).
+ * Removes `target` if `shouldRemove(text)` says so, judged on the file as it is at the moment of
+ * removal, never on an earlier read. Every remover of these files holds the takeover token while
+ * it reads, judges and removes, and nobody can create `target` while it exists (creation is
+ * exclusive), so the file judged is the file removed. Without the token, two processes taking over
+ * the same stale lock race (the slower deletes the fresh lock the faster just created and both
+ * own it), and an owner releasing its file could delete a successor's. Resolves true when the path
+ * is free (file removed, or already gone), false when the file stays — judged not to be removed,
+ * or another live taker held the token past `waitMs` (fail closed: not removed).
  */
 export async function removeStaleFile(
   target: string,
-  isStale: (text: string) => Promise<boolean>,
+  shouldRemove: (text: string) => Promise<boolean> | boolean,
   options: { readonly waitMs?: number } = {},
 ): Promise<boolean> {
-  const token = takeoverTokenPath(target);
-  if (!(await takeToken(token, options.waitMs ?? TAKEOVER_WAIT_MS))) return false;
-  try {
+  const outcome = await withTakeoverToken(
+    target,
+    async () => {
+      let text: string;
+      try {
+        text = await readFile(target, 'utf8');
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') return true;
+        // Unreadable (e.g. a root-owned leftover): judged on no content, as a reader would see it.
+        text = '';
+      }
+      if (!(await shouldRemove(text))) return false;
+      await rm(target, { force: true });
+      return true;
+    },
+    options,
+  );
+  return outcome.taken && outcome.value;
+}
+
+/**
+ * Synchronous `removeStaleFile` for `process.on('exit')` (see `withTakeoverTokenSync`): false
+ * when the token was held or the file is kept.
+ */
+export function removeStaleFileSync(
+  target: string,
+  shouldRemove: (text: string) => boolean,
+): boolean {
+  const outcome = withTakeoverTokenSync(target, () => {
     let text: string;
     try {
-      text = await readFile(target, 'utf8');
+      text = readFileSync(target, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
-      // Unreadable (e.g. a root-owned leftover): judged on no content, as a reader would see it.
-      text = '';
+      return errorCode(error) === 'ENOENT';
     }
-    if (!(await isStale(text))) return false;
-    await rm(target, { force: true });
+    if (!shouldRemove(text)) return false;
+    rmSync(target, { force: true });
     return true;
-  } finally {
-    await rm(token, { force: true });
-  }
+  });
+  return outcome.taken && outcome.value;
 }

@@ -1,9 +1,13 @@
-import { readFileSync, rmSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { getProcessHermesHome } from '@hermes/config';
 import { PID_FILE_NAME } from './constants.js';
-import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
+import {
+  createFileExclusive,
+  prepareTakeoverTokens,
+  removeStaleFile,
+  removeStaleFileSync,
+} from './exclusive-file.js';
 import {
   type GatewayLivenessOptions,
   isLiveGatewayProcess,
@@ -127,11 +131,16 @@ export interface PidFileRefusal {
   readonly message: string;
 }
 
+/**
+ * The exit-hook removal: under the takeover token like every other, but without waiting for it
+ * (a token held at exit leaves the file, which names a process about to be gone: the next taker
+ * clears it).
+ */
 function removeIfOursSync(file: string, pid: number): void {
   try {
-    if (parsePidRecord(readFileSync(file, 'utf8'))?.pid === pid) rmSync(file, { force: true });
+    removeStaleFileSync(file, (text) => parsePidRecord(text)?.pid === pid);
   } catch {
-    // Already gone or unreadable: nothing of ours to remove.
+    // Best effort on the way out.
   }
 }
 
@@ -204,6 +213,8 @@ export async function claimPidFile(
   options: ClaimPidFileOptions = {},
 ): Promise<PidFileClaim | PidFileRefusal> {
   const home = await canonicalHomePath(options.home ?? getProcessHermesHome());
+  // So that the exit hook's token names this process's start time, like every other token.
+  await prepareTakeoverTokens();
   const held = heldHomes.get(home);
   if (held !== undefined && (await filesNameThisProcess(home))) {
     return shareHeldHome(home, held, options);
@@ -282,8 +293,11 @@ export async function claimPidFile(
   return shareHeldHome(home, entry, options);
 }
 
-/** Removes `<home>/gateway.pid` only if it names `pid` (a successor may already own it). */
+/**
+ * Removes `<home>/gateway.pid` only if it names `pid` (a successor may already own it), judged
+ * under the takeover token on the file actually removed, so a successor's file written since is
+ * never the one removed.
+ */
 export async function removePidFile(home: string, pid: number = process.pid): Promise<void> {
-  const file = pidFilePath(home);
-  if (parsePidRecord((await readText(file)) ?? '')?.pid === pid) await rm(file, { force: true });
+  await removeStaleFile(pidFilePath(home), (text) => parsePidRecord(text)?.pid === pid);
 }

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { RUNTIME_LOCK_FILE_NAME } from './constants.js';
 import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
@@ -7,7 +6,7 @@ import {
   pidRecordNamesLiveGateway,
   pidRecordTextNamesNoGateway,
 } from './gateway-liveness.js';
-import { type PidRecord, readPidRecord } from './pid-record.js';
+import { type PidRecord, parsePidRecord, readPidRecord } from './pid-record.js';
 
 export function runtimeLockPath(home: string): string {
   return path.join(home, RUNTIME_LOCK_FILE_NAME);
@@ -54,9 +53,12 @@ export async function acquireRuntimeLock(
   }
 }
 
-/** Removes the lock if (and only if) this process holds it. */
+/**
+ * Removes the lock if (and only if) it names `pid` (default this process), judged under the
+ * takeover token on the file actually removed: a process that took the lock over meanwhile keeps
+ * it. A taker holding the token past the wait leaves the lock in place (fail closed: a lock
+ * naming a process that has gone is cleared by the next taker).
+ */
 export async function releaseRuntimeLock(home: string, pid: number = process.pid): Promise<void> {
-  const file = runtimeLockPath(home);
-  const holder = await readPidRecord(file);
-  if (holder?.pid === pid) await rm(file, { force: true });
+  await removeStaleFile(runtimeLockPath(home), (text) => parsePidRecord(text)?.pid === pid);
 }

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { lstatSync, readFileSync, rmSync } from 'node:fs';
-import { chmod, link, lstat, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, lstat, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
-import { getProcessHermesHome, writeFileAtomic } from '@hermes/config';
+import { getProcessHermesHome } from '@hermes/config';
 import {
   CONNECTION_HANDLER_ERROR_LOG,
   DEFAULT_CONTROL_TIMEOUT_MS,
@@ -16,8 +14,20 @@ import {
 } from './constants.js';
 import { createDefaultVerbHandlers, type DefaultVerbOptions } from './default-verbs.js';
 import { ControlSocketError } from './errors.js';
+import { prepareTakeoverTokens } from './exclusive-file.js';
 import { type ControlSocketLogger, silentLogger } from './logger.js';
 import { type AbandonSlot, dispatchWithSlot } from './request-dispatch.js';
+import {
+  exists,
+  privateBindPath,
+  publishSocket,
+  refuseLiveListener,
+  removeSocketFiles,
+  removeSocketFilesSync,
+  type SocketNodeIdentity,
+  socketTokenTarget,
+  sweepStalePrivateNames,
+} from './socket-node.js';
 import {
   fitsSocketPathLimit,
   resolveServerSocketPath,
@@ -70,31 +80,6 @@ export type ControlServerStartResult =
   | { readonly started: true; readonly server: ControlServer }
   | { readonly started: false; readonly error: Error; readonly bindPath: string | null };
 
-/** Resolves true if something accepts a connection on `socketPath` within `timeoutMs`. */
-function somebodyAnswers(socketPath: string, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.connect(socketPath);
-    const finish = (answered: boolean) => {
-      clearTimeout(timer);
-      probe.destroy();
-      resolve(answered);
-    };
-    // A listener that does not accept in time is still a listener: fail closed, keep its file.
-    const timer = setTimeout(() => finish(true), timeoutMs);
-    probe.once('connect', () => finish(true));
-    probe.once('error', () => finish(false));
-  });
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Starts the control server for `home` (default: the process home). Never throws: a failure to
  * bind is logged and returned as `{ started: false, error }`, and the gateway runs on without a
@@ -116,21 +101,15 @@ export async function startControlServer(
     });
     const server = await listen({
       bindPath: location.bindPath,
+      pointerFile: location.pointerFile,
+      tokenTarget: socketTokenTarget(home),
       windows: platform === 'win32',
       registry,
       options,
       logger,
     });
-    if (location.pointerFile !== null) {
-      try {
-        await writeFileAtomic(location.pointerFile, location.bindPath, { mode: 0o600 });
-      } catch (error) {
-        await server.close();
-        throw error;
-      }
-    }
     logger.info(`${platform === 'win32' ? PIPE_LISTENING_LOG : SERVER_LISTENING_LOG}${bindPath}`);
-    return { started: true, server: server.toControlServer(home, location.pointerFile) };
+    return { started: true, server: server.toControlServer(home) };
   } catch (error) {
     const normalized = error instanceof Error ? error : new Error(String(error));
     logger.warn(`${SERVER_START_FAILED_LOG}${normalized.message}`);
@@ -140,6 +119,9 @@ export async function startControlServer(
 
 interface ListenInput {
   readonly bindPath: string;
+  readonly pointerFile: string | null;
+  /** The takeover token every change to the socket path and pointer is made under. */
+  readonly tokenTarget: string;
   readonly windows: boolean;
   readonly registry: VerbRegistry;
   readonly options: ControlServerOptions;
@@ -147,7 +129,7 @@ interface ListenInput {
 }
 
 async function listen(input: ListenInput) {
-  const { bindPath, windows, registry, options, logger } = input;
+  const { bindPath, pointerFile, tokenTarget, windows, registry, options, logger } = input;
   const readTimeoutMs = options.readTimeoutMs ?? DEFAULT_CONTROL_TIMEOUT_MS;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
   if (!windows) {
@@ -167,8 +149,12 @@ async function listen(input: ListenInput) {
         message: `cannot listen on ${bindPath}: the path is longer than a socket path may be`,
       });
     }
+    // Refused early (before binding anything) when a live listener is already there; the decision
+    // that counts is taken again under the token when publishing.
     if (await exists(bindPath)) await refuseLiveListener(bindPath, readTimeoutMs);
     await sweepStalePrivateNames(path.dirname(bindPath));
+    // The exit hook takes the token synchronously: its owner record needs this start time now.
+    await prepareTakeoverTokens();
   }
   // libuv unlinks a Unix socket's bind path when its server closes — by name, whoever's node is
   // there by then. Binding at a private name nobody else uses and publishing the node under the
@@ -220,7 +206,13 @@ async function listen(input: ListenInput) {
       await chmod(listenPath, 0o600).catch(() => {});
       const stats = await lstat(listenPath);
       identity = { dev: stats.dev, ino: stats.ino };
-      await publish(listenPath, bindPath, readTimeoutMs);
+      await publishSocket({
+        privatePath: listenPath,
+        bindPath,
+        pointerFile,
+        tokenTarget,
+        timeoutMs: readTimeoutMs,
+      });
     } catch (error) {
       await closeServer(server, connections);
       await rm(listenPath, { force: true }).catch(() => {});
@@ -234,23 +226,13 @@ async function listen(input: ListenInput) {
     logger.debug(CONNECTION_HANDLER_ERROR_LOG, error);
   }
 
+  const files = { bindPath, pointerFile, identity, tokenTarget };
   return {
-    close: async () => {
-      await closeServer(server, connections);
-      if (!windows) await removeOwnSocket(bindPath, identity);
-    },
-    toControlServer(home: string, pointerFile: string | null): ControlServer {
-      // The pointer names the socket path, which a successor for the same home binds too: it is
-      // ours to remove only while that path is not somebody else's socket.
+    toControlServer(home: string): ControlServer {
+      // The pointer names the socket path, which a successor for the same home binds too: both are
+      // ours to remove only while that path is not somebody else's socket (see socket-node.ts).
       const cleanupFilesSync = () => {
-        if (windows) return;
-        const ours = removeOwnSocketSync(bindPath, identity);
-        if (pointerFile !== null && ours) removePointerSync(pointerFile, bindPath);
-      };
-      const cleanupFiles = async () => {
-        if (windows) return;
-        const ours = await removeOwnSocket(bindPath, identity);
-        if (pointerFile !== null && ours) await removePointer(pointerFile, bindPath);
+        if (!windows) removeSocketFilesSync(files);
       };
       const cleanupOnExit = options.cleanupOnExit ?? true;
       if (cleanupOnExit) process.once('exit', cleanupFilesSync);
@@ -268,7 +250,7 @@ async function listen(input: ListenInput) {
           closing ??= (async () => {
             if (cleanupOnExit) process.removeListener('exit', cleanupFilesSync);
             await closeServer(server, connections);
-            await cleanupFiles();
+            if (!windows) await removeSocketFiles(files);
           })();
           return closing;
         },
@@ -283,135 +265,6 @@ function closeServer(server: net.Server, connections: Set<net.Socket>): Promise<
     server.close(() => resolve());
     for (const socket of connections) socket.destroy();
   });
-}
-
-interface SocketNodeIdentity {
-  readonly dev: number;
-  readonly ino: number;
-}
-
-function isSameNode(
-  stats: { dev: number; ino: number },
-  identity: SocketNodeIdentity | null,
-): boolean {
-  // Fail closed: a node we could not identify at bind time is never assumed to be ours.
-  return identity !== null && stats.dev === identity.dev && stats.ino === identity.ino;
-}
-
-/** `<dir>/.gw-<8 hex>`: never longer than the public name (`gateway.sock`, `hermes-gw-….sock`). */
-function privateBindPath(bindPath: string): string {
-  return path.join(path.dirname(bindPath), `.gw-${randomBytes(4).toString('hex')}`);
-}
-
-const PRIVATE_NAME = /^\.gw-[0-9a-f]{8}$/;
-/** A private name lives for microseconds (bind, then link); one this old is a crash's leftover. */
-const STALE_PRIVATE_NAME_MS = 60_000;
-
-/**
- * Removes private socket names a process left when it died between bind and link (or between
- * link and removing the name): socket nodes named `.gw-<8 hex>` older than a minute. Best effort.
- */
-async function sweepStalePrivateNames(directory: string): Promise<void> {
-  const names = await readdir(directory).catch(() => [] as string[]);
-  const oldest = Date.now() - STALE_PRIVATE_NAME_MS;
-  for (const name of names) {
-    if (!PRIVATE_NAME.test(name)) continue;
-    const file = path.join(directory, name);
-    const stats = await lstat(file).catch(() => null);
-    if (stats?.isSocket() && stats.mtimeMs < oldest)
-      await rm(file, { force: true }).catch(() => {});
-  }
-}
-
-/** Throws `socket_in_use` when something accepts connections at `bindPath`. */
-async function refuseLiveListener(bindPath: string, timeoutMs: number): Promise<void> {
-  if (await somebodyAnswers(bindPath, timeoutMs)) {
-    throw new ControlSocketError({
-      code: 'socket_in_use',
-      message: `another process is answering on ${bindPath}`,
-    });
-  }
-}
-
-/**
- * Puts the socket bound at `privatePath` under `bindPath`. link(2) is atomic and never replaces:
- * when the path is taken, a live listener there wins (`socket_in_use`) and a dead node or a stray
- * file is replaced atomically with rename(2). Where a file system cannot hard-link, rename is used
- * after the same check.
- */
-async function publish(privatePath: string, bindPath: string, timeoutMs: number): Promise<void> {
-  try {
-    await link(privatePath, bindPath);
-    await rm(privatePath, { force: true });
-    return;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST' || (await exists(bindPath))) {
-      await refuseLiveListener(bindPath, timeoutMs);
-    }
-  }
-  try {
-    await rename(privatePath, bindPath);
-  } catch (error) {
-    throw new ControlSocketError({
-      code: 'bind_failed',
-      message: `cannot listen on ${bindPath}: ${(error as Error).message}`,
-      cause: error,
-    });
-  }
-}
-
-/**
- * Removes the socket only if it is still the node we bound (a successor may have replaced it).
- * True when the path was ours (now removed) or is gone; false when it is somebody else's.
- */
-async function removeOwnSocket(
-  bindPath: string,
-  identity: SocketNodeIdentity | null,
-): Promise<boolean> {
-  let stats: { dev: number; ino: number };
-  try {
-    stats = await lstat(bindPath);
-  } catch {
-    return true; // Already gone.
-  }
-  if (!isSameNode(stats, identity)) return false;
-  await rm(bindPath, { force: true }).catch(() => {});
-  return true;
-}
-
-async function removePointer(pointerFile: string, bindPath: string) {
-  try {
-    if ((await readFile(pointerFile, 'utf8')).trim() === bindPath) {
-      await rm(pointerFile, { force: true });
-    }
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Synchronous twin of `removeOwnSocket`, for `process.on('exit')`. */
-function removeOwnSocketSync(bindPath: string, identity: SocketNodeIdentity | null): boolean {
-  let stats: { dev: number; ino: number };
-  try {
-    stats = lstatSync(bindPath);
-  } catch {
-    return true; // Already gone.
-  }
-  if (!isSameNode(stats, identity)) return false;
-  try {
-    rmSync(bindPath, { force: true });
-  } catch {
-    // Best effort on the way out.
-  }
-  return true;
-}
-
-function removePointerSync(pointerFile: string, bindPath: string) {
-  try {
-    if (readFileSync(pointerFile, 'utf8').trim() === bindPath) rmSync(pointerFile, { force: true });
-  } catch {
-    // Already gone.
-  }
 }
 
 interface ServeConnectionInput {

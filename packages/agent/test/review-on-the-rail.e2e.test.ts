@@ -105,6 +105,32 @@ describe('/review on the agent’s delegation rail', () => {
     expect(rows.at(-1)?.content).toBe('Thanks — I will move the password out of localStorage.');
   });
 
+  it('names the review by the id its completion carries when independent completions split every call', async () => {
+    const fixture = await delegationFixture({
+      raw: { delegation: { independent_completions: true } },
+    });
+    routeReplies(fixture.model, {
+      parent: [{ text: 'I renamed the config loader.' }],
+      child: [{ text: 'REVIEW: the old name is still exported.' }],
+    });
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    await agent.runTurn({ sessionId: session.id, message: 'Rename the loader.' });
+    const review = await startReview({
+      messages: fixture.store
+        .getMessages(session.id)
+        .map((row) => ({ role: row.role, content: row.content })),
+      rail: createDelegationRail({ agent, sessionId: session.id }),
+      config: {},
+      origin: { originSessionId: session.id },
+    });
+    expect(review).toMatchObject({ status: 'dispatched', mode: 'background' });
+    await fixture.registry.idle();
+    const [event] = fixture.registry.queue.peek();
+    expect(event?.delegation_id).toBe(review.delegationId);
+    expect(fixture.store.getDelegation(review.delegationId)).toMatchObject({ state: 'completed' });
+  });
+
   it('runs a pinned auxiliary.review route on its own server with its own fallback chain only', async () => {
     const reviewServer = await startModelServer({ script: [{ error: { status: 503 } }] });
     const reviewBackup = await startModelServer({

@@ -247,7 +247,8 @@ export async function delegateTask(
     goals: children.map((child) => child.task.goal),
     model: runtime.route.model,
     note: DELEGATION_NOTES.dispatched(children.length),
-    ...(units.length > 1 ? { units: dispatched } : {}),
+    // Whenever the call was split (even into one unit), its completions carry the units' ids.
+    ...(delegation.independentCompletions ? { units: dispatched } : {}),
     subagent_ids: children.map((child) => child.subagentId),
     control_hint: DELEGATION_NOTES.controlHint,
     ...(inlineResults.length > 0 ? { inline_results: inlineResults } : {}),

@@ -91,7 +91,10 @@ export function createDelegationRail(options: CreateDelegationRailOptions): Agen
         },
       );
       if ('error' in result && typeof result.error === 'string') return { error: result.error };
-      const delegationId = String(result.delegation_id ?? '');
+      // A call split into one unit (independent completions) completes under that unit's id.
+      const units = Array.isArray(result.units) ? result.units : [];
+      const only = units.length === 1 ? (units[0] as { delegation_id?: unknown }) : undefined;
+      const delegationId = String(only?.delegation_id ?? result.delegation_id ?? '');
       const model = typeof result.model === 'string' ? result.model : undefined;
       const note = typeof result.note === 'string' ? result.note : undefined;
       if (result.status === 'dispatched') return { delegationId, mode: 'background', model, note };

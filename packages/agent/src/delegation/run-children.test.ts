@@ -235,6 +235,25 @@ describe('running children', () => {
     expect(event?.results[0]?.summary).toBe('done: First of three tasks');
   });
 
+  it('names the unit ids its completions will carry whenever independent completions split the call, even into one unit', async () => {
+    const fixture = await delegationFixture({
+      raw: { delegation: { independent_completions: true } },
+    });
+    routeReplies(fixture.model, { child: [{ text: 'one unit done' }] });
+    const agent = railAgent(fixture);
+    const session = await agent.createSession();
+    const dispatched = await delegateTask(
+      { tasks: [{ goal: 'The only task' }] },
+      { parent: agent, background: true, sessionId: session.id },
+    );
+    await fixture.registry.idle();
+    const [event] = fixture.published;
+    expect(event?.delegation_id).toBe(`${dispatched.delegation_id}-1`);
+    expect(dispatched.units).toEqual([
+      { delegation_id: event?.delegation_id, group: null, task_indexes: [0] },
+    ]);
+  });
+
   it('lists, steers and stops a running child of this conversation only', async () => {
     const steps = [gate(), gate()];
     const started = [gate(), gate()];

@@ -35,3 +35,22 @@ export function parseLenient<TSchema extends v.GenericSchema<unknown, Record<str
 export function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
+
+/**
+ * A `base_url` as text, kept as written; one that is not an `http:` or `https:` URL is reported
+ * (every model call through it fails, with the same words) but not dropped, so the call's error
+ * names it too. The value is not repeated: a URL can carry credentials.
+ */
+export function baseUrlText(value: unknown, where: string, warn: Warn): string {
+  const url = text(value);
+  if (url === '') return url;
+  let valid = false;
+  try {
+    const { protocol } = new URL(url);
+    valid = protocol === 'http:' || protocol === 'https:';
+  } catch {
+    // Not a URL at all.
+  }
+  if (!valid) warn(`${where} is not a valid http(s) URL`);
+  return url;
+}

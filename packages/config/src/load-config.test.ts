@@ -347,6 +347,39 @@ describe('loadConfig: other sections', () => {
     });
   });
 
+  it('reports every base_url that is not an http(s) URL, without repeating it, and keeps it as written', async () => {
+    const loaded = loadConfig({
+      home: await homeWithConfig(
+        [
+          'model:',
+          '  default: m',
+          '  base_url: ftp://user:hunter2@files/v1',
+          'auxiliary:',
+          '  review: { base_url: "not a url" }',
+          'delegation:',
+          '  base_url: http//missing-colon/v1',
+          'providers:',
+          '  lab: { base_url: "lab.internal:8080/v1" }',
+          'custom_providers:',
+          '  - { name: box, base_url: "https://box.internal/v1" }',
+          'fallback_providers:',
+          '  - { provider: custom, base_url: "file:///etc/passwd" }',
+          '',
+        ].join('\n'),
+      ),
+    });
+    const warnings = loaded.warnings.map((warning) => warning.replace(/^.*config\.yaml: /, ''));
+    expect(warnings).toEqual([
+      'model.base_url is not a valid http(s) URL',
+      'auxiliary.review.base_url is not a valid http(s) URL',
+      'delegation.base_url is not a valid http(s) URL',
+      'providers.lab.base_url is not a valid http(s) URL',
+      'fallback_providers[0].base_url is not a valid http(s) URL',
+    ]);
+    expect(loaded.warnings.join('\n')).not.toContain('hunter2');
+    expect(loaded.config.model.baseUrl).toBe('ftp://user:hunter2@files/v1');
+  });
+
   it('says the legacy model.model is ignored when model.default names another model', async () => {
     const both = loadConfig({
       home: await homeWithConfig('model:\n  default: kept-model\n  model: ignored-model\n'),

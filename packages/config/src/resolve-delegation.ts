@@ -10,7 +10,7 @@ import {
   DELEGATION_COMPRESSION_THRESHOLD_MIN_TOKENS,
 } from './defaults.js';
 import { booleanKnob, integerKnob, numberKnob, type Warn } from './knobs.js';
-import { parseLenient, text } from './lenient-section.js';
+import { baseUrlText, parseLenient, text } from './lenient-section.js';
 
 export function resolveDelegation(
   value: unknown,
@@ -47,7 +47,7 @@ export function resolveDelegation(
   return {
     model: text(section.model),
     provider: text(section.provider),
-    baseUrl: text(section.base_url),
+    baseUrl: baseUrlText(section.base_url, 'delegation.base_url', warn),
     apiKey: text(section.api_key),
     apiMode: text(section.api_mode),
     requestOverrides: section.request_overrides ?? undefined,

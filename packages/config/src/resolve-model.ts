@@ -13,7 +13,7 @@ import {
   DEFAULT_AUXILIARY_TRANSIENT_RETRIES,
 } from './defaults.js';
 import { integerKnob, type Warn } from './knobs.js';
-import { isRecord, parseLenient, text } from './lenient-section.js';
+import { baseUrlText, isRecord, parseLenient, text } from './lenient-section.js';
 
 export function resolveModel(value: unknown, warn: Warn): ModelConfig {
   const empty: ModelConfig = {
@@ -42,7 +42,7 @@ export function resolveModel(value: unknown, warn: Warn): ModelConfig {
   return {
     model: preferred || legacy,
     provider: text(section.provider),
-    baseUrl: text(section.base_url),
+    baseUrl: baseUrlText(section.base_url, 'model.base_url', warn),
     apiKey: text(section.api_key),
     apiMode: section.api_mode ?? '',
     contextLength: positiveInteger(section.context_length, 'model.context_length', warn),
@@ -68,7 +68,7 @@ function resolveAuxiliaryTask(value: unknown, where: string, warn: Warn): Auxili
   return {
     provider: text(section.provider) || 'auto',
     model: text(section.model),
-    baseUrl: text(section.base_url),
+    baseUrl: baseUrlText(section.base_url, `${where}.base_url`, warn),
     apiKey: text(section.api_key),
     apiMode: text(section.api_mode),
     timeoutS: timeout === undefined || Number.isNaN(timeout) ? undefined : timeout,

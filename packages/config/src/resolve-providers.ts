@@ -7,7 +7,7 @@ import type {
 } from './agent-config-types.js';
 import { textSchema } from './config-schema.js';
 import { integerKnob, type Warn } from './knobs.js';
-import { isRecord, parseLenient, text } from './lenient-section.js';
+import { baseUrlText, isRecord, parseLenient, text } from './lenient-section.js';
 
 // Provider routing: `providers.<name>`, `custom_providers[]` and `fallback_providers[]`.
 
@@ -82,7 +82,7 @@ export function resolveProviders(value: unknown, warn: Warn): Record<string, Pro
     const section = parseLenient(providerSchema, block, where, warn);
     providers[name] = {
       name,
-      baseUrl: text(section.base_url) || text(section.api),
+      baseUrl: baseUrlText(section.base_url || section.api, `${where}.base_url`, warn),
       apiKey: text(section.api_key),
       keyEnv: text(section.key_env),
       defaultModel: text(section.default_model) || text(section.model),
@@ -111,7 +111,7 @@ export function resolveCustomProviders(value: unknown, warn: Warn): CustomProvid
     }
     entries.push({
       name,
-      baseUrl: text(section.base_url),
+      baseUrl: baseUrlText(section.base_url, `${where}.base_url`, warn),
       apiKey: text(section.api_key),
       keyEnv: text(section.key_env),
       apiMode: text(section.api_mode),
@@ -142,7 +142,7 @@ export function resolveFallbackProviders(
     }
     const section = parseLenient(fallbackSchema, entry, `${where}[${index}]`, warn);
     const provider = text(section.provider);
-    const baseUrl = text(section.base_url);
+    const baseUrl = baseUrlText(section.base_url, `${where}[${index}].base_url`, warn);
     if (!provider && !baseUrl) {
       warn(`${where}[${index}] names neither a provider nor a base_url; ignored`);
       continue;

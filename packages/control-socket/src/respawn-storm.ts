@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '@hermes/config';
+import { withTakeoverToken } from './exclusive-file.js';
 
 /** One start per line, epoch seconds, under the process home. */
 export const GATEWAY_STARTS_LOG_FILE_NAME = 'gateway-starts.log';
@@ -52,22 +53,12 @@ export async function recordStartAndCheckStorm(
   const nowSeconds = (options.now ?? Date.now)() / 1000;
   const file = path.join(home, GATEWAY_STARTS_LOG_FILE_NAME);
 
-  let starts: number[] = [];
-  try {
-    starts = (await readFile(file, 'utf8'))
-      .split('\n')
-      .map((line) => Number(line.trim()))
-      .filter((value) => Number.isFinite(value) && value > 0);
-  } catch {
-    // No ledger yet, or unreadable: count only this start.
-  }
-  starts.push(nowSeconds);
-  const kept = starts.slice(-Math.max(maxStarts * 4, MIN_LINES_KEPT));
-  try {
-    await writeFileAtomic(file, `${kept.map((value) => value.toFixed(3)).join('\n')}\n`);
-  } catch {
-    // Best effort: the check below still uses what we know.
-  }
+  // Read, append and write back under the ledger's takeover token, so two starts at once both
+  // count (without it the later write drops the earlier start). A token a live process keeps
+  // past its wait is not waited out longer: the start is recorded without it, best effort.
+  const record = () => appendStart(file, nowSeconds, Math.max(maxStarts * 4, MIN_LINES_KEPT));
+  const locked = await withTakeoverToken(file, record).catch(() => ({ taken: false as const }));
+  const kept = locked.taken ? locked.value : await record();
 
   const startsInWindow = kept.filter(
     (value) => value <= nowSeconds && nowSeconds - value <= windowSeconds,
@@ -79,4 +70,25 @@ export async function recordStartAndCheckStorm(
     startsInWindow,
     backoffSeconds: storm ? Math.min(backoffCap, BACKOFF_BASE_SECONDS * 2 ** doublings) : 0,
   };
+}
+
+/** Appends `nowSeconds` to the ledger, keeping its last `keep` lines; returns what it holds now. */
+async function appendStart(file: string, nowSeconds: number, keep: number): Promise<number[]> {
+  let starts: number[] = [];
+  try {
+    starts = (await readFile(file, 'utf8'))
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((value) => Number.isFinite(value) && value > 0);
+  } catch {
+    // No ledger yet, or unreadable: count only this start.
+  }
+  starts.push(nowSeconds);
+  const kept = starts.slice(-keep);
+  try {
+    await writeFileAtomic(file, `${kept.map((value) => value.toFixed(3)).join('\n')}\n`);
+  } catch {
+    // Best effort: the check still uses what we know.
+  }
+  return kept;
 }

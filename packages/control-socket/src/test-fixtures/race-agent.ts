@@ -98,6 +98,7 @@ syncBuiltinESMExports();
 const { removeStaleFile } = await import('../exclusive-file.js');
 const { claimPidFile } = await import('../pid-file.js');
 const { startControlServer } = await import('../control-server.js');
+const { recordStartAndCheckStorm } = await import('../respawn-storm.js');
 
 type Claim = Awaited<ReturnType<typeof claimPidFile>>;
 type Started = Awaited<ReturnType<typeof startControlServer>>;
@@ -111,6 +112,7 @@ interface Command {
   readonly home?: string;
   readonly target?: string;
   readonly stalePrefix?: string;
+  readonly nowMs?: number;
 }
 
 async function run(command: Command): Promise<unknown> {
@@ -136,6 +138,12 @@ async function run(command: Command): Promise<unknown> {
     case 'closeServer': {
       if (server?.started) await server.server.close();
       return null;
+    }
+    case 'recordStart': {
+      const check = await recordStartAndCheckStorm(command.home ?? '', {
+        now: () => command.nowMs ?? Date.now(),
+      });
+      return check.startsInWindow;
     }
     case 'exit':
       // Leaves through the exit hooks, as an early-exit path of the gateway would.

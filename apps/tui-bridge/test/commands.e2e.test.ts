@@ -53,6 +53,21 @@ describe('slash.exec and command.dispatch', () => {
     expect(unknown.output).toContain('Unknown command: /frobnicate');
   });
 
+  it('answers a command named like an Object member (/constructor, /__proto__) as unknown', async () => {
+    const home = await tempHome();
+    const { client } = await startStdioBridge({ home: home.path });
+    const { session_id } = await client.request<{ session_id: string }>('session.create', {});
+    for (const name of ['constructor', '__proto__', 'hasownproperty', 'tostring']) {
+      const answer = await client.request<{ output: string }>('slash.exec', {
+        session_id,
+        command: `/${name}`,
+      });
+      expect(answer.output).toBe(
+        `Unknown command: /${name}. Send /help for the commands available here.`,
+      );
+    }
+  });
+
   it('queues a prompt behind the running turn and steers the running turn', async () => {
     const home = await tempHome();
     const scratch = path.join(home.path, 'scratch.txt');

@@ -24,15 +24,18 @@ export const PENDING_INPUT_COMMANDS: ReadonlySet<string> = new Set([
   'undo',
 ]);
 
-/** Commands a front end does itself with session methods. */
-export const FRONT_END_COMMANDS: Readonly<Record<string, string>> = {
-  new: 'session.create',
-  start: 'session.create',
-  clear: 'session.create',
-  resume: 'session.resume',
-  sessions: 'session.list',
-  quit: 'session.close',
-};
+/**
+ * Commands a front end does itself with session methods. A Map: the command word comes from the
+ * front end, and an object would answer `/constructor` with a member of its prototype.
+ */
+export const FRONT_END_COMMANDS: ReadonlyMap<string, string> = new Map([
+  ['new', 'session.create'],
+  ['start', 'session.create'],
+  ['clear', 'session.create'],
+  ['resume', 'session.resume'],
+  ['sessions', 'session.list'],
+  ['quit', 'session.close'],
+]);
 
 const HISTORY_LINES = 20;
 const HISTORY_CHARS = 200;
@@ -346,7 +349,7 @@ export function slashMethods(bridge: Bridge) {
           }
           return { output: result.output ?? '(no output)' };
         }
-        const frontEnd = FRONT_END_COMMANDS[name];
+        const frontEnd = FRONT_END_COMMANDS.get(name);
         if (frontEnd) return { output: `/${name} is the front end's to do: call ${frontEnd}.` };
         if (!command) {
           if (await findSkill(session.runtime.home, base)) {

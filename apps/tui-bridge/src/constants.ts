@@ -6,7 +6,7 @@ export const CLOSE_END_REASON = END_REASON.tuiClose;
 /** The bridge stopped with the session open: machinery, so a later lookup may bring it back. */
 export const SHUTDOWN_END_REASON = 'tui_shutdown' satisfies (typeof AUTOMATIC_END_REASONS)[number];
 
-/** `session.list` default page (the reference's TUI default) and the store's maximum. */
+/** `session.list` default page: the reference's TUI default, and the largest page (SESSION_LIST_MAX_LIMIT). */
 export const SESSION_LIST_DEFAULT_LIMIT = 200;
 
 /** Sources whose rows an exact-title lookup never returns (internal machinery, subagents). */

@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BOT_CHAT_TITLE, openBotRelay, openSessionStore } from '@hermes/session-store';
+import {
+  BOT_CHAT_TITLE,
+  LIST_SESSIONS_MAX_LIMIT,
+  openBotRelay,
+  openSessionStore,
+} from '@hermes/session-store';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
 import { RPC_ERROR_CODES } from '../src/contract/error-codes.js';
@@ -135,6 +140,30 @@ describe('session.list and profiles.list', () => {
       ['default', true, false],
       ['work', false, true],
     ]);
+  });
+
+  it('pages by the store’s page size: a limit past it is -32602, never a silently shorter page', async () => {
+    const home = await tempHome();
+    const store = await openSessionStore({ path: path.join(home.path, 'state.db') });
+    for (let index = 0; index <= LIST_SESSIONS_MAX_LIMIT; index += 1)
+      await store.createSession({ source: 'cli', title: `Session ${index}` });
+    await store.close();
+    const { client } = await startStdioBridge({ home: home.path });
+    const refused = await client
+      .request('session.list', { limit: LIST_SESSIONS_MAX_LIMIT + 1 })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RpcErrorReply);
+    expect((refused as RpcErrorReply).code).toBe(RPC_ERROR_CODES.invalidParams);
+    expect((refused as RpcErrorReply).rpcMessage).toContain('limit');
+    const first = await client.request<{ sessions: Summary[]; has_more: boolean }>('session.list', {
+      limit: LIST_SESSIONS_MAX_LIMIT,
+    });
+    expect([first.sessions.length, first.has_more]).toEqual([LIST_SESSIONS_MAX_LIMIT, true]);
+    const rest = await client.request<{ sessions: Summary[]; has_more: boolean }>('session.list', {
+      limit: LIST_SESSIONS_MAX_LIMIT,
+      offset: LIST_SESSIONS_MAX_LIMIT,
+    });
+    expect([rest.sessions.length, rest.has_more]).toEqual([1, false]);
   });
 });
 

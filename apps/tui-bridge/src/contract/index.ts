@@ -26,6 +26,7 @@ export {
   type MethodParams,
   type MethodResult,
   ProfileEntrySchema,
+  SESSION_LIST_MAX_LIMIT,
   SessionSummarySchema,
   SubagentSchema,
   UsageSchema,

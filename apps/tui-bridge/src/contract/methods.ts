@@ -121,6 +121,13 @@ export const BotEnvelopeSchema = v.object({
   attempts: v.number(),
 });
 
+/**
+ * Most sessions one `session.list` page holds: the session store's page size
+ * (`LIST_SESSIONS_MAX_LIMIT` of @hermes/session-store, which front ends importing the contract do
+ * not load; a test keeps the two equal). A larger page would be cut short by the store.
+ */
+export const SESSION_LIST_MAX_LIMIT = 200;
+
 const EnvelopeIdParam = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 
 /**
@@ -151,7 +158,9 @@ export const METHODS = {
     params: v.object({
       profile: v.optional(ProfileParam),
       title: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
-      limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000))),
+      limit: v.optional(
+        v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(SESSION_LIST_MAX_LIMIT)),
+      ),
       offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000))),
       include_hidden: v.optional(v.boolean()),
       search: v.optional(v.pipe(v.string(), v.maxLength(200))),

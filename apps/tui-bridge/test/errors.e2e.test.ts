@@ -89,6 +89,15 @@ describe('JSON-RPC errors', () => {
       RPC_ERROR_CODES.invalidParams,
     );
     expect(bad.rpcMessage).toContain('limit');
+    // A refused value is quoted in the message, cut short: a 1 MiB value is not echoed back.
+    const huge = await expectCode(
+      client,
+      'approval.respond',
+      { session_id: 'x', request_id: 'r', decision: 'z'.repeat(1 << 20) },
+      RPC_ERROR_CODES.invalidParams,
+    );
+    expect(huge.rpcMessage).toMatch(/^Invalid params: decision: Invalid type: Expected .*"zzz+…$/);
+    expect(huge.rpcMessage.length).toBeLessThan(300);
     await expectCode(client, 'prompt.submit', { session_id: 'x' }, RPC_ERROR_CODES.invalidParams);
     await expectCode(client, 'session.create', ['positional'], RPC_ERROR_CODES.invalidParams);
 

@@ -22,12 +22,19 @@ export type MethodTable = { readonly [M in MethodName]: MethodHandler };
 
 let nextConnectionId = 1;
 
+/** An issue's message quotes the value it refused: a long value is cut to this many characters. */
+const ISSUE_MESSAGE_MAX_CHARS = 200;
+
 function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
   return issues
     .slice(0, 5)
     .map((issue) => {
       const path = v.getDotPath(issue);
-      return path ? `${path}: ${issue.message}` : issue.message;
+      const message =
+        issue.message.length > ISSUE_MESSAGE_MAX_CHARS
+          ? `${issue.message.slice(0, ISSUE_MESSAGE_MAX_CHARS)}…`
+          : issue.message;
+      return path ? `${path}: ${message}` : message;
     })
     .join('; ');
 }

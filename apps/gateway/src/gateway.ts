@@ -57,7 +57,7 @@ import type { Logger } from 'pino';
 import { startHousekeeping } from './housekeeping/housekeeping.js';
 import { housekeepingJobs } from './housekeeping/jobs.js';
 import { createGatewayApp } from './http/app.js';
-import { HttpError, httpErrors, refuseUpgrade } from './http/errors.js';
+import { adapterErrorResponse, HttpError, httpErrors, refuseUpgrade } from './http/errors.js';
 import type { GatewayDeps } from './http/gateway-env.js';
 import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
 import { GatewayMetrics } from './lifecycle/metrics.js';
@@ -485,7 +485,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   };
   const app = createGatewayApp(deps);
   const upgrade = createBrowserControlUpgradeHandler({ broker, flags });
-  const server: Server = createServer(getRequestListener(app.fetch));
+  const server: Server = createServer(
+    getRequestListener(app.fetch, {
+      errorHandler: (error) => adapterErrorResponse(error, logger),
+    }),
+  );
   server.on('upgrade', (request, socket, head) => {
     // A draining gateway takes no new controller (its ticket stays unused).
     if (turns.draining) {

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import { startModelServer, tempHome } from '@hermes/testkit';
@@ -332,5 +333,40 @@ describe('malformed fields the schema alone let through', () => {
     expect(model.modelRequests).toHaveLength(0);
     const sessions = everySession(await openStore(home));
     expect(sessions.sessions).toEqual([]);
+  });
+});
+
+describe('requests the HTTP adapter cannot turn into a URL', () => {
+  it('answers a Host header that names no host, or a backslash in the path, 400 invalid_request in the OpenAI shape', async () => {
+    const gateway = await startGateway();
+    const { port } = new URL(gateway.url);
+    const send = (target: string, host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = httpRequest(
+          { host: '127.0.0.1', port: Number(port), path: target, headers: { host } },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+            );
+          },
+        );
+        request.on('error', reject);
+        request.end();
+      });
+    for (const [target, host] of [
+      ['/v1/models', 'localhost:99999'],
+      ['/v1/models', 'exa mple'],
+      ['/api/sessions\\x', `127.0.0.1:${port}`],
+    ] as const) {
+      const label = `${target} Host: ${host}`;
+      const answer = await send(target, host);
+      expect(answer.status, label).toBe(400);
+      expect(JSON.parse(answer.body || 'null'), label).toMatchObject({
+        error: { code: 'invalid_request', type: 'invalid_request_error', param: null },
+      });
+    }
+    expect((await gateway.json('/health')).status).toBe(200);
   });
 });

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { RequestError } from '@hono/node-server';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
@@ -111,3 +112,26 @@ export const httpErrors = {
       message: 'The gateway is shutting down and accepts no new turns; retry after it restarts',
     }),
 };
+
+/**
+ * The answer to a request `@hono/node-server` could not hand to the app — a `Host` header that
+ * names no host, a backslash in the path (its `RequestError`) — or to a failure past the app's
+ * own error handler: the OpenAI shape, where the adapter alone would send an empty body.
+ */
+export function adapterErrorResponse(
+  error: unknown,
+  log: { error(object: object, message: string): void },
+): Response {
+  const failure =
+    error instanceof RequestError
+      ? new HttpError({
+          status: 400,
+          code: 'invalid_request',
+          message: `Malformed request: ${error.message}`,
+        })
+      : streamedFailure(error, log, 'request failed in the HTTP adapter');
+  return new Response(JSON.stringify(errorBody(failure)), {
+    status: failure.status,
+    headers: { 'content-type': 'application/json' },
+  });
+}

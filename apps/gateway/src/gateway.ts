@@ -57,7 +57,13 @@ import type { Logger } from 'pino';
 import { startHousekeeping } from './housekeeping/housekeeping.js';
 import { housekeepingJobs } from './housekeeping/jobs.js';
 import { createGatewayApp } from './http/app.js';
-import { adapterErrorResponse, HttpError, httpErrors, refuseUpgrade } from './http/errors.js';
+import {
+  adapterErrorResponse,
+  HttpError,
+  httpErrors,
+  refuseUnparsableRequest,
+  refuseUpgrade,
+} from './http/errors.js';
 import type { GatewayDeps } from './http/gateway-env.js';
 import { startLoopDelayMonitor } from './lifecycle/loop-delay.js';
 import { GatewayMetrics } from './lifecycle/metrics.js';
@@ -490,6 +496,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       errorHandler: (error) => adapterErrorResponse(error, logger),
     }),
   );
+  server.on('clientError', refuseUnparsableRequest);
   server.on('upgrade', (request, socket, head) => {
     // A draining gateway takes no new controller (its ticket stays unused).
     if (turns.draining) {

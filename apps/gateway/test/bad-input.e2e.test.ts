@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
 import { startModelServer, tempHome } from '@hermes/testkit';
@@ -365,6 +366,40 @@ describe('requests the HTTP adapter cannot turn into a URL', () => {
       expect(answer.status, label).toBe(400);
       expect(JSON.parse(answer.body || 'null'), label).toMatchObject({
         error: { code: 'invalid_request', type: 'invalid_request_error', param: null },
+      });
+    }
+    expect((await gateway.json('/health')).status).toBe(200);
+  });
+});
+
+describe('requests Node cannot parse', () => {
+  it('answers them in the OpenAI shape (400, or 431 for oversized headers) and keeps serving', async () => {
+    const gateway = await startGateway();
+    const { hostname, port } = new URL(gateway.url);
+    const probes: [string, number, string][] = [
+      ['GET \\health HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+      ['GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'invalid_request'],
+      ['FUZZ /health HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+      [
+        `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'request_header_fields_too_large',
+      ],
+    ];
+    for (const [bytes, status, code] of probes) {
+      const label = JSON.stringify(bytes.slice(0, 60));
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: hostname, port: Number(port) });
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+        socket.on('error', reject);
+        socket.write(bytes);
+      });
+      expect(answer, label).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+      expect(JSON.parse(body || 'null'), label).toMatchObject({
+        error: { code, type: 'invalid_request_error', param: null },
       });
     }
     expect((await gateway.json('/health')).status).toBe(200);

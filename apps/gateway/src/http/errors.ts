@@ -90,6 +90,45 @@ export function refuseUpgrade(socket: Duplex, error: HttpError): void {
   );
 }
 
+/**
+ * Node's own refusal of a request it cannot parse (a bad request line or header bytes, broken
+ * framing, headers over its limit), in the OpenAI shape instead of Node's bare status line. As
+ * Node does, it is written only while no answer is under way on the socket (it would corrupt
+ * that answer), and the connection is closed.
+ */
+export function refuseUnparsableRequest(
+  error: Error & { code?: string },
+  socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null },
+): void {
+  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const refusal =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new HttpError({
+          status: 431,
+          code: 'request_header_fields_too_large',
+          message: 'Request headers are too large',
+        })
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new HttpError({
+            status: 408,
+            code: 'request_timeout',
+            message: 'The request did not arrive in time',
+          })
+        : new HttpError({
+            status: 400,
+            code: 'invalid_request',
+            message: `Malformed HTTP request${error.code ? ` (${error.code})` : ''}`,
+          });
+  const body = JSON.stringify(errorBody(refusal));
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+}
+
 /** Shorthands for the refusals every route shares. */
 export const httpErrors = {
   invalidJson: (message = 'Request body must be valid JSON') =>

@@ -319,6 +319,21 @@ describe('malformed fields the schema alone let through', () => {
       },
       param: 'input',
     });
+    // An array is an object to valibot's object schemas, and would be taken as an empty one.
+    const user = { role: 'user', content: 'x' };
+    completions({ messages: [user], stream_options: [] }, 'stream_options');
+    completions({ messages: [user], stream_options: [null] }, 'stream_options');
+    completions({ messages: [[], user] }, 'messages.0');
+    completions(
+      toolHistory({ tool_calls: [{ ...call, function: [] }] }),
+      'messages.1.tool_calls.0.function',
+    );
+    refused.push({ path: '/v1/responses', json: { input: [[], user] }, param: 'input' });
+    refused.push({
+      path: '/v1/responses',
+      json: { input: 'x', metadata: ['x'] },
+      param: 'metadata',
+    });
     for (const probe of refused) {
       const label = `${probe.path} ${JSON.stringify(probe.json)}`;
       const response = await gateway.json<{ error?: { code?: string; param?: string } }>(

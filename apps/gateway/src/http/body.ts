@@ -96,6 +96,21 @@ export async function readCappedText(context: Context, limit: number): Promise<s
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * A JSON object. valibot's object and record schemas take an array too (it is an object), as an
+ * empty object or one keyed by index: where a field must be an object, an array is refused.
+ */
+export const JsonObjectSchema = v.custom<Record<string, unknown>>(
+  (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+  (issue) =>
+    `Invalid type: Expected Object but received ${Array.isArray(issue.input) ? 'Array' : issue.received}`,
+);
+
+/** `v.looseObject(entries)` that refuses an array. */
+export function looseJsonObject<const TEntries extends v.ObjectEntries>(entries: TEntries) {
+  return v.pipe(JsonObjectSchema, v.looseObject(entries));
+}
+
 /** The first failing field of a valibot result, as `a.b[2]`. */
 export function issuePath(issue: v.BaseIssue<unknown>): string | null {
   const keys = (issue.path ?? []).map((item) => String(item.key));

@@ -9,6 +9,7 @@ import type { Context } from 'hono';
 import * as v from 'valibot';
 import { profileApiKey } from '../runtime/profiles.js';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
+import { looseJsonObject } from './body.js';
 import { HttpError } from './errors.js';
 import type { GatewayEnv } from './gateway-env.js';
 import { newApiSessionId, SESSION_ID_PATTERN } from './routes/sessions.js';
@@ -20,7 +21,7 @@ export const SESSION_HEADER_MAX_CHARS = 256;
 export const API_SESSION_SOURCE = 'api_server';
 
 /** One OpenAI-format content part (only text parts carry text for the agent). */
-const ContentPartSchema = v.looseObject({ type: v.string(), text: v.optional(v.string()) });
+const ContentPartSchema = looseJsonObject({ type: v.string(), text: v.optional(v.string()) });
 export const MessageContentSchema = v.union([v.string(), v.null(), v.array(ContentPartSchema)]);
 
 type MessageContent = v.InferOutput<typeof MessageContentSchema> | undefined;

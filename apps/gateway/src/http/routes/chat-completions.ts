@@ -3,7 +3,7 @@ import type { Usage } from '@hermes/agent';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
-import { readJsonBody } from '../body.js';
+import { looseJsonObject, readJsonBody } from '../body.js';
 import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
@@ -28,14 +28,14 @@ const NonEmptyString = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
  * An assistant message's tool call, as OpenAI defines it. Checked because it is stored: a
  * malformed one would be resent on every later turn of the session, and providers refuse it.
  */
-const ToolCallSchema = v.looseObject({
+const ToolCallSchema = looseJsonObject({
   id: NonEmptyString,
   type: v.optional(v.literal('function', "must be 'function'")),
-  function: v.looseObject({ name: NonEmptyString, arguments: v.string() }),
+  function: looseJsonObject({ name: NonEmptyString, arguments: v.string() }),
 });
 
 const ChatMessageSchema = v.pipe(
-  v.looseObject({
+  looseJsonObject({
     role: v.picklist(['system', 'developer', 'user', 'assistant', 'tool']),
     content: v.optional(MessageContentSchema),
     tool_calls: v.optional(v.array(ToolCallSchema)),
@@ -55,7 +55,9 @@ const ChatCompletionSchema = v.looseObject({
   model: v.optional(v.string()),
   messages: v.pipe(v.array(ChatMessageSchema), v.minLength(1, 'must hold at least one message')),
   stream: v.optional(v.nullable(v.boolean())),
-  stream_options: v.optional(v.nullable(v.looseObject({ include_usage: v.optional(v.boolean()) }))),
+  stream_options: v.optional(
+    v.nullable(looseJsonObject({ include_usage: v.optional(v.boolean()) })),
+  ),
   user: v.optional(v.string()),
 });
 

@@ -9,7 +9,7 @@ import {
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { TurnOutcome } from '../../runtime/turn-runner.js';
-import { readJsonBody } from '../body.js';
+import { JsonObjectSchema, looseJsonObject, readJsonBody } from '../body.js';
 import { assistantTextDeltas } from '../chat-events.js';
 import {
   contentText,
@@ -28,7 +28,7 @@ import { modelNameFor } from './info.js';
 import { turnFailure } from './session-chat.js';
 import { newApiSessionId, storeOf } from './sessions.js';
 
-const InputItemSchema = v.looseObject({
+const InputItemSchema = looseJsonObject({
   type: v.optional(v.string()),
   role: v.optional(v.picklist(['system', 'developer', 'user', 'assistant'])),
   content: v.optional(MessageContentSchema),
@@ -50,7 +50,7 @@ const ResponseRequestSchema = v.looseObject({
   ),
   store: v.optional(v.nullable(v.boolean())),
   stream: v.optional(v.nullable(v.boolean())),
-  metadata: v.optional(v.nullable(v.record(v.string(), v.string()))),
+  metadata: v.optional(v.nullable(v.pipe(JsonObjectSchema, v.record(v.string(), v.string())))),
 });
 
 type ResponseRequest = v.InferOutput<typeof ResponseRequestSchema>;

@@ -420,3 +420,37 @@ describe('requests Node cannot parse', () => {
     expect((await gateway.json('/health')).status).toBe(200);
   });
 });
+
+describe('response metadata under the keys an object has built in', () => {
+  it('checks and keeps __proto__, constructor and prototype entries like any other', async () => {
+    const model = await startModelServer({ script: [{ text: 'ok' }] });
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const refused = await gateway.request('/v1/responses', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"input":"x","metadata":{"${key}":[null]}}`,
+      });
+      expect(refused.status, key).toBe(400);
+      expect(await refused.json(), key).toMatchObject({
+        error: { code: 'invalid_request', param: 'metadata' },
+      });
+    }
+    expect(model.modelRequests).toHaveLength(0);
+    const metadata = '{"__proto__":"a","constructor":"b","prototype":"c","run":"d"}';
+    const kept = await gateway.request('/v1/responses', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"input":"x","metadata":${metadata}}`,
+    });
+    expect(kept.status).toBe(200);
+    const body = (await kept.text()).replace(/\s/g, '');
+    expect(body).toContain(`"metadata":${metadata}`);
+    const id = (JSON.parse(body) as { id: string }).id;
+    expect(await (await gateway.request(`/v1/responses/${id}`)).text()).toContain(
+      `"metadata":${metadata}`,
+    );
+  });
+});

@@ -37,6 +37,19 @@ const InputItemSchema = looseJsonObject({
 /** The longest response id the store keeps (its `storeResponse` refuses longer ones). */
 const RESPONSE_ID_MAX_LENGTH = 256;
 
+/**
+ * OpenAI's `metadata`: string values under any keys. `v.record` would skip `__proto__`,
+ * `constructor` and `prototype` unchecked and leave them out, so the object is checked and kept
+ * as it came (JSON.parse makes such keys plain own properties).
+ */
+const MetadataSchema = v.pipe(
+  JsonObjectSchema,
+  v.check(
+    (value) => Object.values(value).every((item) => typeof item === 'string'),
+    'Invalid type: every value must be a string',
+  ),
+);
+
 const ResponseRequestSchema = v.looseObject({
   model: v.optional(v.string()),
   input: v.union([
@@ -50,7 +63,7 @@ const ResponseRequestSchema = v.looseObject({
   ),
   store: v.optional(v.nullable(v.boolean())),
   stream: v.optional(v.nullable(v.boolean())),
-  metadata: v.optional(v.nullable(v.pipe(JsonObjectSchema, v.record(v.string(), v.string())))),
+  metadata: v.optional(v.nullable(MetadataSchema)),
 });
 
 type ResponseRequest = v.InferOutput<typeof ResponseRequestSchema>;

@@ -454,3 +454,42 @@ describe('response metadata under the keys an object has built in', () => {
     );
   });
 });
+
+describe('deeply nested JSON', () => {
+  it('is refused with 400 invalid_request before anything runs or is stored, wherever it sits', async () => {
+    const model = await startModelServer({ script: [] });
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
+      method: 'POST',
+      json: { title: 'keep' },
+    });
+    const id = made.body.session.id;
+    // JSON.parse reads 10 000 levels; JSON.stringify (storing it, sending it on) cannot.
+    const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    const toolHistory = (extra: string) =>
+      `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"todo","arguments":"{}"},"extra":${extra}}]},{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"user","content":"now"}]}`;
+    const probes: [string, string, Record<string, string>][] = [
+      ['/v1/chat/completions', toolHistory(deep), {}],
+      ['/v1/chat/completions', toolHistory(deep), { 'x-hermes-session-id': 'deep-session' }],
+      ['/v1/responses', `{"input":[{"role":"user","content":"x","extra":${deep}}]}`, {}],
+      ['/v1/runs', `{"input":"x","extra":${deep}}`, {}],
+      ['/api/sessions', `{"title":"deep","extra":${deep}}`, {}],
+      [`/api/sessions/${id}/chat`, `{"message":"x","extra":${deep}}`, {}],
+      [`/api/sessions/${id}/fork`, `{"extra":${deep}}`, {}],
+    ];
+    for (const [pathname, body, headers] of probes) {
+      const response = await gateway.json<{ error?: { code?: string } }>(pathname, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+      expect(response.status, pathname).toBe(400);
+      expect(response.body.error?.code, pathname).toBe('invalid_request');
+    }
+    expect(model.modelRequests).toHaveLength(0);
+    const sessions = everySession(await openStore(home));
+    expect(sessions.sessions.map((session) => session.id)).toEqual([id]);
+  });
+});

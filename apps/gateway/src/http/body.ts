@@ -129,9 +129,41 @@ export function invalidFromIssues(issues: readonly v.BaseIssue<unknown>[]): Http
 }
 
 /**
+ * How deep a request body's JSON may nest. JSON.parse reads far deeper than JSON.stringify can
+ * write back (it overflows the stack near 10 000 levels), and what a client sends may be stored
+ * or sent on (a tool call's extra keys): refused at the edge instead.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` nests objects or arrays deeper than `limit` (walked without recursion). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A request body's JSON text as a value: 400 `invalid_json`, or `invalid_request` when too deep. */
+export function parseJsonText(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw httpErrors.invalidJson();
+  }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH))
+    throw httpErrors.invalidRequest(`Request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
+}
+
+/**
  * Reads and validates a JSON body. An empty body counts as `{}` only when `emptyAsObject`; bad
  * JSON → 400 `invalid_json`; a body that does not match the schema → 400 `invalid_request`
- * naming the first bad field; over the limit → 413.
+ * naming the first bad field (or JSON nested deeper than `MAX_JSON_DEPTH`); over the limit → 413.
  */
 export async function readJsonBody<TSchema extends v.GenericSchema>(
   context: Context,
@@ -139,15 +171,7 @@ export async function readJsonBody<TSchema extends v.GenericSchema>(
   options: { limit: number; emptyAsObject?: boolean },
 ): Promise<v.InferOutput<TSchema>> {
   const text = await readCappedText(context, options.limit);
-  let value: unknown;
-  if (text.trim() === '' && options.emptyAsObject) value = {};
-  else {
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw httpErrors.invalidJson();
-    }
-  }
+  const value = text.trim() === '' && options.emptyAsObject ? {} : parseJsonText(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new HttpError({
       status: 400,

@@ -16,7 +16,7 @@ import {
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { turnPlace } from '../../runtime/conversation-busy.js';
-import { readCappedText, readJsonBody } from '../body.js';
+import { parseJsonText, readCappedText, readJsonBody } from '../body.js';
 import { HttpError, httpErrors } from '../errors.js';
 import type { GatewayDeps, GatewayEnv } from '../gateway-env.js';
 import { ifNoneMatchHits, RenderedPageCache } from '../rendered-pages.js';
@@ -370,13 +370,7 @@ export function registerSessionRoutes(app: Hono<GatewayEnv>, deps: GatewayDeps):
   });
 
   app.patch('/api/sessions/:id', async (context) => {
-    const text = await readCappedText(context, limit);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw httpErrors.invalidJson();
-    }
+    const body = parseJsonText(await readCappedText(context, limit));
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw httpErrors.invalidRequest('Request body must be a JSON object');
     const fields = body as Record<string, unknown>;

@@ -455,6 +455,34 @@ describe('response metadata under the keys an object has built in', () => {
   });
 });
 
+describe('a huge refused value', () => {
+  it('is quoted in the error cut to 200 characters, not echoed back whole', async () => {
+    const model = await startModelServer({ script: [] });
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    const refused = await gateway.request('/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'x',
+        messages: [{ role: 'z'.repeat(500_000), content: 'hi' }],
+      }),
+    });
+    expect(refused.status).toBe(400);
+    const text = await refused.text();
+    expect(text.length).toBeLessThan(1000);
+    expect(JSON.parse(text)).toMatchObject({
+      error: {
+        code: 'invalid_request',
+        param: 'messages.0.role',
+        message: expect.stringMatching(/^Invalid 'messages\.0\.role': .*"zzz+…$/),
+      },
+    });
+    expect(model.modelRequests).toHaveLength(0);
+  });
+});
+
 describe('deeply nested JSON', () => {
   it('is refused with 400 invalid_request before anything runs or is stored, wherever it sits', async () => {
     const model = await startModelServer({ script: [] });

@@ -117,13 +117,21 @@ export function issuePath(issue: v.BaseIssue<unknown>): string | null {
   return keys.length > 0 ? keys.join('.') : null;
 }
 
+/** An issue quotes the value (and names the key) it refused: each is cut to this many characters. */
+const ISSUE_TEXT_MAX_CHARS = 200;
+
+function clip(text: string): string {
+  return text.length > ISSUE_TEXT_MAX_CHARS ? `${text.slice(0, ISSUE_TEXT_MAX_CHARS)}…` : text;
+}
+
 export function invalidFromIssues(issues: readonly v.BaseIssue<unknown>[]): HttpError {
   const first = issues[0];
-  const param = first ? issuePath(first) : null;
+  const path = first ? issuePath(first) : null;
+  const param = path === null ? null : clip(path);
   const message = first
     ? param
-      ? `Invalid '${param}': ${first.message}`
-      : `Invalid request body: ${first.message}`
+      ? `Invalid '${param}': ${clip(first.message)}`
+      : `Invalid request body: ${clip(first.message)}`
     : 'Invalid request body';
   return new HttpError({ status: 400, code: 'invalid_request', message, param });
 }

@@ -145,12 +145,14 @@ export const MAX_JSON_DEPTH = 64;
 
 /** Whether `value` nests objects or arrays deeper than `limit` (walked without recursion). */
 function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
+  if (typeof value !== 'object' || value === null) return false;
+  // Only objects and arrays are queued: a body's many strings and numbers cost no allocation.
+  const pending: [object, number][] = [[value, 1]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [item, depth] = next;
-    if (typeof item !== 'object' || item === null) continue;
     if (depth > limit) return true;
-    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+    for (const child of Object.values(item))
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
   }
   return false;
 }

@@ -96,7 +96,11 @@ export async function startGateway(
 
 /** Reads an SSE response into `{ event, data }` records (comments kept as `event: ':'`). */
 export async function readEvents(response: Response): Promise<{ event: string; data: string }[]> {
-  const text = await response.text();
+  return parseEvents(await response.text());
+}
+
+/** An SSE stream's text as `{ event, data }` records (comments kept as `event: ':'`). */
+export function parseEvents(text: string): { event: string; data: string }[] {
   const events: { event: string; data: string }[] = [];
   for (const block of text.split(/\n\n/)) {
     if (block.trim() === '') continue;

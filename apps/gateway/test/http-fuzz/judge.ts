@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
+import { parseEvents } from '../gateway-process.js';
 import type { WireResponse } from './client.js';
 import type { FuzzCase } from './mutations.js';
 import type { RawProbe } from './raw-probes.js';
@@ -90,22 +91,6 @@ export function errorShapeProblems(value: unknown): string[] {
   return problems;
 }
 
-/** The data of each SSE event, with its name (`message` when unnamed). */
-function sseEvents(text: string): { event: string; data: string }[] {
-  const events: { event: string; data: string }[] = [];
-  for (const block of text.split(/\n\n/)) {
-    if (block.trim() === '' || block.startsWith(':')) continue;
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-    }
-    events.push({ event, data: data.join('\n') });
-  }
-  return events;
-}
-
 /** The events a stream ends with (chat completions end with `data: [DONE]`). */
 const TERMINAL_EVENTS = new Set([
   'done',
@@ -122,7 +107,8 @@ const TERMINAL_EVENTS = new Set([
  */
 function streamProblems(text: string, failureAllowed: boolean): string[] {
   const problems: string[] = [];
-  const events = sseEvents(text);
+  // Comments (keep-alives) are no events.
+  const events = parseEvents(text).filter(({ event }) => event !== ':');
   // Every stream ends by saying so: a stream cut short (a handler that threw) is no answer.
   const last = events[events.length - 1];
   if (!last || !(TERMINAL_EVENTS.has(last.event) || last.data === '[DONE]'))

@@ -8,7 +8,7 @@ import {
 } from '@hermes/config';
 import { AGENT_ERROR_MESSAGES, AgentError } from '../errors.js';
 import { detectApiMode, isSupportedApiMode, normalizeApiMode } from './api-mode.js';
-import { endpointOf } from './endpoint-url.js';
+import { endpointOf, schemeOf } from './endpoint-url.js';
 import type { ModelRoute } from './model-route.js';
 import {
   builtinProviderAt,
@@ -156,12 +156,8 @@ function candidateFor(
 }
 
 function validBaseUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
+  const scheme = schemeOf(value);
+  return scheme === 'http' || scheme === 'https';
 }
 
 function sameEndpoint(left: string, right: string): boolean {

@@ -1,36 +1,26 @@
 import { createHook } from 'node:async_hooks';
 import { execFileSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
-import { chmod, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { SOCKET_FILE_NAME, SOCKET_POINTER_FILE_NAME } from './constants.js';
+import { SOCKET_POINTER_FILE_NAME } from './constants.js';
 import { identifyGateway, queryControlSocket } from './control-client.js';
+import { misbehavingServer } from './test-socket-helpers.js';
 
 /**
  * A private socket in `home` whose server accepts connections and never answers. `accepted`
  * resolves with the server side of the n-th connection (0-based).
  */
 async function silentServer(home: string) {
-  const socketPath = path.join(home, SOCKET_FILE_NAME);
   const sockets: net.Socket[] = [];
   const waiters: Array<(socket: net.Socket) => void> = [];
-  const server = net.createServer((socket) => {
-    socket.on('error', () => {});
+  const socketPath = await misbehavingServer(home, (socket) => {
     sockets.push(socket);
     for (const waiter of waiters.splice(0)) waiter(socket);
   });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  await chmod(socketPath, 0o600);
-  onTestFinished(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
   return {
     socketPath,
     get connections() {

@@ -11,28 +11,7 @@ import {
 } from './constants.js';
 import { identifyGateway, queryControlSocket, queryGatewayStatus } from './control-client.js';
 import type { RejectedSocket } from './socket-path.js';
-
-/** A private socket in `home` whose server answers every connection with `respond`. */
-async function misbehavingServer(home: string, respond: (socket: net.Socket) => void) {
-  const socketPath = path.join(home, SOCKET_FILE_NAME);
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
-    respond(socket);
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  await chmod(socketPath, 0o600);
-  onTestFinished(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return socketPath;
-}
+import { misbehavingServer } from './test-socket-helpers.js';
 
 function replyWith(line: string) {
   return (socket: net.Socket) => socket.once('data', () => socket.end(line));

@@ -97,7 +97,8 @@ function syncOwnerRecord(): OwnerRecord {
  */
 const TOKEN_BUSY_CODES = new Set(['ENOTEMPTY', 'EEXIST', 'EPERM', 'EACCES', 'ENOTDIR', 'EISDIR']);
 
-function errorCode(error: unknown): string | undefined {
+/** The `code` of a Node system error (`ENOENT`, `EEXIST`, …). */
+export function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
 }
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '@hermes/config';
 import { SOCKET_FILE_NAME } from './constants.js';
 import { ControlSocketError } from './errors.js';
-import { withTakeoverToken, withTakeoverTokenSync } from './exclusive-file.js';
+import { errorCode, withTakeoverToken, withTakeoverTokenSync } from './exclusive-file.js';
 
 // The control socket's node on disk. Every change to the public socket path and to the pointer
 // file — publishing a node, replacing a dead one, removing our own — happens under one takeover
@@ -30,10 +30,6 @@ export function socketTokenTarget(home: string): string {
 function isSameNode(stats: { dev: number; ino: number }, identity: SocketNodeIdentity | null) {
   // Fail closed: a node we could not identify at bind time is never assumed to be ours.
   return identity !== null && stats.dev === identity.dev && stats.ino === identity.ino;
-}
-
-function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException).code;
 }
 
 export async function exists(file: string): Promise<boolean> {

@@ -1,4 +1,8 @@
+import { chmod } from 'node:fs/promises';
 import net from 'node:net';
+import path from 'node:path';
+import { onTestFinished } from 'vitest';
+import { SOCKET_FILE_NAME } from './constants.js';
 
 export interface RawExchange {
   /** Everything the server sent before closing. */
@@ -40,4 +44,26 @@ export function rawExchange(socketPath: string, options: RawExchangeOptions): Pr
       if (options.endAfterWrite) socket.end();
     });
   });
+}
+
+/** A private socket in `home` whose server answers every connection with `respond`. */
+export async function misbehavingServer(home: string, respond: (socket: net.Socket) => void) {
+  const socketPath = path.join(home, SOCKET_FILE_NAME);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    respond(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  await chmod(socketPath, 0o600);
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return socketPath;
 }

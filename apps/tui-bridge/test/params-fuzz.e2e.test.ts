@@ -56,6 +56,12 @@ type Expectation =
   | { kind: 'one'; member: MemberExpectation }
   | { kind: 'batch'; members: MemberExpectation[] };
 
+/** The members an expectation covers: none, the one, or a batch's. */
+function membersOf(expected: Expectation): MemberExpectation[] {
+  if (expected.kind === 'none') return [];
+  return expected.kind === 'one' ? [expected.member] : expected.members;
+}
+
 function expectationOf(line: string): Expectation {
   if (line.trim() === '') return { kind: 'none' };
   const parseError: Expectation = {
@@ -353,12 +359,7 @@ describe('params fuzz', () => {
       // Taken after the line was built: building it may set up a session to close.
       const baseline = snapshotOf(store, home.path);
       client.write(line);
-      const members =
-        expected.kind === 'none'
-          ? []
-          : expected.kind === 'one'
-            ? [expected.member]
-            : expected.members;
+      const members = membersOf(expected);
       let accepted = false;
       if (expected.kind !== 'none') {
         const replyLine = await reader.next();
@@ -416,12 +417,7 @@ describe('params fuzz', () => {
     let nullIds = 0;
     for (const { line, notes } of burstLines) {
       const expected = expectationOf(line);
-      const members =
-        expected.kind === 'none'
-          ? []
-          : expected.kind === 'one'
-            ? [expected.member]
-            : expected.members;
+      const members = membersOf(expected);
       for (const member of members) {
         if (member.id === null) nullIds += 1;
         else expectedById.set(member.id, { member, line, notes });

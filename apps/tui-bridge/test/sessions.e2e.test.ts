@@ -336,6 +336,43 @@ describe('bot relay delivery', () => {
     expect(transcript.messages[0]?.content).toContain('alice@laptop');
     expect(transcript.messages[0]?.content).toContain('ping');
   });
+
+  it('answers a second delivery of an envelope in flight "being delivered", and of an unknown one "unknown"', async () => {
+    const home = await tempHome();
+    // The model answers late, so the first delivery is still running when the second arrives.
+    const server = await scriptedModel([{ text: 'Slow answer.', delayMs: 400 }]);
+    await writeModelConfig(home.path, server.baseUrl);
+    const { client } = await startStdioBridge({ home: home.path });
+    await client.request('bot_relay.roster.sync', { bots: [{ profile: 'default', name: 'Bot' }] });
+    const sender = openBotRelay({ root: home.path });
+    const queued = await sender.enqueue({ toProfile: 'default', from: 'alice', message: 'ping' });
+    await client.request('bot_relay.outbox.drain', {});
+
+    const settle = (id: string) =>
+      client.request<{ status: string }>('bot_relay.deliver', { envelope_id: id }).then(
+        (result) => ({ status: result.status }),
+        (error: unknown) => ({
+          code: (error as RpcErrorReply).code,
+          message: (error as RpcErrorReply).rpcMessage,
+        }),
+      );
+    const inFlight = await Promise.all([settle(queued.id), settle(queued.id)]);
+    expect(inFlight).toEqual([
+      { status: 'delivered' },
+      {
+        code: RPC_ERROR_CODES.botRelayDeliver,
+        message: `bot relay: envelope ${queued.id} is being delivered`,
+      },
+    ]);
+
+    // Nothing claimed under this id: both answers say so, neither claims a delivery is running.
+    const unknown = 'd'.repeat(32);
+    const both = await Promise.all([settle(unknown), settle(unknown)]);
+    expect(both.map((answer) => 'code' in answer && answer.code)).toEqual([
+      RPC_ERROR_CODES.botRelayUnknownEnvelope,
+      RPC_ERROR_CODES.botRelayUnknownEnvelope,
+    ]);
+  });
 });
 
 /** Another process holding state.db's write lock until `release()`. */

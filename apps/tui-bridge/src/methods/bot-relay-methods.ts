@@ -221,11 +221,20 @@ export function botRelayMethods(
 
     async 'bot_relay.deliver'(params: MethodParams<'bot_relay.deliver'>) {
       const id = params.envelope_id;
-      if (delivering.has(id))
-        throw new RpcError(
-          RPC_ERROR_CODES.botRelayDeliver,
-          `bot relay: envelope ${id} is being delivered`,
-        );
+      if (delivering.has(id)) {
+        // An envelope that is not claimed is unknown, whoever else is asking about it: only a
+        // claimed one can be "being delivered".
+        try {
+          await relay().claimed(id);
+        } catch (error) {
+          throw relayError('deliver', error);
+        }
+        if (delivering.has(id))
+          throw new RpcError(
+            RPC_ERROR_CODES.botRelayDeliver,
+            `bot relay: envelope ${id} is being delivered`,
+          );
+      }
       delivering.add(id);
       try {
         const envelope = await relay().claimed(id);

@@ -22,6 +22,7 @@ import {
 } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { errorCode } from './error-code.js';
 import { pidRecordTextIsStale } from './pid-record.js';
 import { readProcessStartTime } from './process-identity.js';
 
@@ -96,11 +97,6 @@ function syncOwnerRecord(): OwnerRecord {
  * Windows), or a token file of the earlier single-file format (`ENOTDIR`).
  */
 const TOKEN_BUSY_CODES = new Set(['ENOTEMPTY', 'EEXIST', 'EPERM', 'EACCES', 'ENOTDIR', 'EISDIR']);
-
-/** The `code` of a Node system error (`ENOENT`, `EEXIST`, …). */
-export function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException).code;
-}
 
 /**
  * A token is a folder holding one owner file, `<pid>.<random>.owner`, whose name no other take

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { getProcessHermesHome } from '@hermes/config';
 import { PID_FILE_NAME } from './constants.js';
+import { errorCode } from './error-code.js';
 import {
   createFileExclusive,
   prepareTakeoverTokens,
@@ -263,7 +264,7 @@ export async function claimPidFile(
       await createFileExclusive(file, JSON.stringify(record));
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      if (errorCode(error) !== 'EEXIST') {
         await releaseRuntimeLock(home);
         throw error;
       }

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { errorCode } from './error-code.js';
 import { splitWindowsCommandLine } from './gateway-command-line.js';
 
 /** Fields of `/proc/<pid>/stat` after the `(comm)` field, which may itself hold spaces and `)`. */
@@ -63,7 +64,7 @@ export async function isProcessAlive(
   try {
     process.kill(pid, 0);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (errorCode(error) !== 'EPERM') return false;
   }
   if (platform !== 'linux') return true;
   const stat = await readLinuxStat(pid);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { RUNTIME_LOCK_FILE_NAME } from './constants.js';
+import { errorCode } from './error-code.js';
 import { createFileExclusive, removeStaleFile } from './exclusive-file.js';
 import {
   type GatewayLivenessOptions,
@@ -38,7 +39,7 @@ export async function acquireRuntimeLock(
       await createFileExclusive(file, content);
       return { acquired: true };
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
+      const code = errorCode(error);
       if (code !== 'EEXIST' && code !== 'EACCES' && code !== 'EPERM') throw error;
       const holder = await readPidRecord(file);
       if (await pidRecordNamesLiveGateway(holder, options)) {

@@ -5,8 +5,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { writeFileAtomic } from '@hermes/config';
 import { SOCKET_FILE_NAME } from './constants.js';
+import { errorCode } from './error-code.js';
 import { ControlSocketError } from './errors.js';
-import { errorCode, withTakeoverToken, withTakeoverTokenSync } from './exclusive-file.js';
+import { withTakeoverToken, withTakeoverTokenSync } from './exclusive-file.js';
 
 // The control socket's node on disk. Every change to the public socket path and to the pointer
 // file — publishing a node, replacing a dead one, removing our own — happens under one takeover

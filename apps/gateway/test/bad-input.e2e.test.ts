@@ -421,6 +421,62 @@ describe('requests Node cannot parse', () => {
   });
 });
 
+describe('bytes Node cannot parse after a valid request on the same connection', () => {
+  it('answer the valid request first, then 400 and close (the answer in flight is not lost)', async () => {
+    // The model answers late, so both answers are still owed when the garbage arrives.
+    const model = await startModelServer({
+      script: [
+        { text: 'first answer', delayMs: 300 },
+        // Streamed in slow pieces: the answer is half written when the garbage arrives.
+        { text: 'streamed answer', chunkSize: 4, chunkDelayMs: 100 },
+      ],
+    });
+    onTestFinished(() => model.close());
+    const home = (await tempHome()).path;
+    await writeConfig(home, modelConfig(model.baseUrl));
+    const gateway = await startGateway({ home });
+    const { hostname, port } = new URL(gateway.url);
+    // `later` is written once the first bytes of the answer are back.
+    const exchange = (bytes: string, later = '') =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: hostname, port: Number(port) });
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => {
+          if (chunks.length === 0 && later) socket.write(later);
+          chunks.push(chunk);
+        });
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+        socket.on('error', reject);
+        socket.write(bytes);
+      });
+    const chat = (stream: boolean) => {
+      const body = JSON.stringify({
+        model: 'hermes-agent',
+        stream,
+        messages: [{ role: 'user', content: 'hello' }],
+      });
+      return `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    const garbage = 'FUZZ /health HTTP/1.1\r\nHost: x\r\n\r\n';
+
+    const plain = await exchange(chat(false) + garbage);
+    expect(plain).toMatch(/^HTTP\/1\.1 200 /);
+    expect(plain).toContain('first answer');
+    const refusal = plain.indexOf('HTTP/1.1 400 ');
+    expect(refusal).toBeGreaterThan(plain.indexOf('first answer'));
+    expect(plain.slice(refusal)).toContain('"code":"invalid_request"');
+
+    // The same while the answer is an SSE stream already partly written.
+    const streamed = await exchange(chat(true), garbage);
+    expect(streamed).toMatch(/^HTTP\/1\.1 200 /);
+    const deltas = [...streamed.matchAll(/"delta":\{[^}]*"content":"([^"]*)"/g)].map((m) => m[1]);
+    expect(deltas.join('')).toBe('streamed answer');
+    expect(streamed).toContain('data: [DONE]');
+    expect(streamed.indexOf('HTTP/1.1 400 ')).toBeGreaterThan(streamed.indexOf('data: [DONE]'));
+    expect((await gateway.json('/health')).status).toBe(200);
+  });
+});
+
 describe('response metadata under the keys an object has built in', () => {
   it('checks and keeps __proto__, constructor and prototype entries like any other', async () => {
     const model = await startModelServer({ script: [{ text: 'ok' }] });

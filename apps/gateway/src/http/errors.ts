@@ -90,18 +90,39 @@ export function refuseUpgrade(socket: Duplex, error: HttpError): void {
   );
 }
 
+/** The answer Node is writing on a socket, if any (`ServerResponse` keeps it there). */
+interface AnswerInFlight {
+  readonly writableFinished: boolean;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
+
 /**
  * Node's own refusal of a request it cannot parse (a bad request line or header bytes, broken
- * framing, headers over its limit), in the OpenAI shape instead of Node's bare status line. As
- * Node does, it is written only while no answer is under way on the socket (it would corrupt
- * that answer), and the connection is closed.
+ * framing, headers over its limit), in the OpenAI shape instead of Node's bare status line, and
+ * the connection is closed. Bytes that cannot be parsed after a valid request on a keep-alive
+ * connection do not cost that request its answer: the refusal follows once the answer in flight
+ * is written (it would corrupt that answer if written sooner); if that answer is cut short, the
+ * connection just closes.
  */
 export function refuseUnparsableRequest(
   error: Error & { code?: string },
-  socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null },
+  socket: Duplex & { _httpMessage?: AnswerInFlight | null },
 ): void {
-  if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  const inFlight = socket._httpMessage;
+  if (inFlight && !inFlight.writableFinished) {
+    let settled = false;
+    const after = (finished: boolean) => () => {
+      if (settled) return;
+      settled = true;
+      if (finished && socket.writable) refuseUnparsableRequest(error, socket);
+      else socket.destroy();
+    };
+    inFlight.once('finish', after(true));
+    inFlight.once('close', after(false));
     return;
   }
   const refusal =

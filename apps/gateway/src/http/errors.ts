@@ -92,7 +92,10 @@ export function refuseUpgrade(socket: Duplex, error: HttpError): void {
 
 /** The answer Node is writing on a socket, if any (`ServerResponse` keeps it there). */
 interface AnswerInFlight {
+  readonly headersSent: boolean;
   readonly writableFinished: boolean;
+  /** The request it answers; `complete` once its whole body was read. */
+  readonly req?: { readonly complete: boolean };
   once(event: 'finish' | 'close', listener: () => void): unknown;
 }
 
@@ -102,7 +105,8 @@ interface AnswerInFlight {
  * the connection is closed. Bytes that cannot be parsed after a valid request on a keep-alive
  * connection do not cost that request its answer: the refusal follows once the answer in flight
  * is written (it would corrupt that answer if written sooner); if that answer is cut short, the
- * connection just closes.
+ * connection just closes. Bytes that break the request being answered (its body's framing) are
+ * refused at once, or close the connection if its answer has begun.
  */
 export function refuseUnparsableRequest(
   error: Error & { code?: string },
@@ -113,7 +117,8 @@ export function refuseUnparsableRequest(
     return;
   }
   const inFlight = socket._httpMessage;
-  if (inFlight && !inFlight.writableFinished) {
+  if (inFlight && !inFlight.writableFinished && inFlight.req?.complete) {
+    // The bytes came after a whole request: refuse them once its answer is out.
     let settled = false;
     const after = (finished: boolean) => () => {
       if (settled) return;
@@ -123,6 +128,12 @@ export function refuseUnparsableRequest(
     };
     inFlight.once('finish', after(true));
     inFlight.once('close', after(false));
+    return;
+  }
+  if (inFlight?.headersSent) {
+    // The request being answered is itself broken (its body's framing) and its answer is under
+    // way: a refusal now would corrupt it.
+    socket.destroy();
     return;
   }
   const refusal =

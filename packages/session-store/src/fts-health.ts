@@ -1,3 +1,4 @@
+import { FTS_INDEXED_THROUGH_KEY } from './limits.js';
 import { sqliteErrorMessage } from './sqlite-errors.js';
 import type { StoreContext } from './store-context.js';
 
@@ -12,7 +13,8 @@ const FTS_OBJECTS = [
 /**
  * A cheap check of the FTS index (well under a millisecond): its objects exist, a MATCH loads
  * the index's config and structure record (which catches "invalid file format" and a wrecked
- * structure), and a scan reads one row through the content view. Deep damage in a leaf is found
+ * structure), a scan reads one row through the content view, and the watermark
+ * (`fts_indexed_through`) is present with no indexed row above it. Deep damage in a leaf is found
  * later, by the first query or write that reaches it, and fails open then. Returns the problem,
  * or null when healthy.
  */
@@ -39,6 +41,17 @@ export function ftsProblem(
       .prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH \'"healthcheck"\' LIMIT 1')
       .all();
     context.db.prepare('SELECT rowid, content FROM messages_fts LIMIT 1').all();
+    // One statement, so a catch-up committed by another process cannot fall between the reads.
+    const watermark = context.db
+      .prepare(
+        `SELECT (SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = ?) AS through,
+           (SELECT max(id) FROM messages_fts_docsize) AS indexed`,
+      )
+      .get(FTS_INDEXED_THROUGH_KEY) as { through: number | null; indexed: number | null };
+    if (watermark.through === null) return `missing FTS watermark ${FTS_INDEXED_THROUGH_KEY}`;
+    if (watermark.indexed !== null && watermark.indexed > watermark.through) {
+      return `FTS row ${watermark.indexed} indexed above the watermark ${watermark.through}`;
+    }
   } catch (error) {
     return sqliteErrorMessage(error);
   }

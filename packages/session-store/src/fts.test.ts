@@ -275,6 +275,8 @@ describe('FTS fail-open and recovery', () => {
     await seedMessages(store, 20);
     corruptFtsIndex(databasePath);
     await store.appendMessage('chat', { role: 'user', content: 'eta' });
+    // The search's catch-up meets the broken index and detaches it.
+    expect(store.searchMessages('eta').mode).toBe('like');
     const lockPath = `${databasePath}.fts_rebuild.lock`;
     const live = currentProcessIdentity(); // a live holder: never broken
     writeFileSync(lockPath, JSON.stringify({ ...live, acquiredAt: Date.now() / 1000 }));
@@ -309,6 +311,8 @@ describe('FTS fail-open and recovery', () => {
     await seedMessages(store, 10);
     corruptFtsIndex(databasePath);
     await store.appendMessage('chat', { role: 'user', content: 'epsilon' });
+    // The search's catch-up meets the broken index and detaches it.
+    expect(store.searchMessages('epsilon').mode).toBe('like');
     expect(await store.retryDeferredFtsRecovery()).toBe(0);
     held = false;
     expect(await store.retryDeferredFtsRecovery()).toBe(0); // still inside the cooldown

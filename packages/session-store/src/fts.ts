@@ -1,6 +1,12 @@
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { ftsProblem } from './fts-health.js';
-import { FTS_STALE_KEY, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from './limits.js';
+import { readFtsIndexState } from './fts-watermark.js';
+import {
+  FTS_INDEXED_THROUGH_KEY,
+  FTS_STALE_KEY,
+  SEARCH_DEFAULT_LIMIT,
+  SEARCH_MAX_LIMIT,
+} from './limits.js';
 import { shapePreview } from './preview.js';
 import {
   parseSearchTerms,
@@ -92,7 +98,10 @@ export interface MessageSearchHit {
 
 export interface MessageSearchResult {
   readonly hits: MessageSearchHit[];
-  /** `fts` normally; `like` while the index is stale (fail-open). */
+  /**
+   * `fts` normally (rows committed but not indexed yet are searched the same way and merged in);
+   * `like` while the index is stale (fail-open).
+   */
   readonly mode: 'fts' | 'like';
 }
 
@@ -154,6 +163,11 @@ function toHit(row: HitRow): MessageSearchHit {
  * FTS5 search, newest matches first (rowid order is native to FTS5, so a common term stays
  * fast over millions of rows). A malformed user query is a clear `invalid_search_query` error.
  * A corrupt index puts the store into fail-open and the same call answers with LIKE.
+ *
+ * Rows above the index's watermark (committed, not indexed yet: see `fts-indexer.ts`) are searched
+ * with the same MATCH (`searchPending`) and come first, as they are the newest. The watermark is
+ * read once and bounds both halves, so a catch-up by another process in between can neither drop
+ * a row nor return it twice.
  */
 export function searchMessages(
   context: StoreContext,
@@ -180,20 +194,27 @@ export function searchMessages(
   const terms = raw ? rawQueryLikeTerms(query) : parseSearchTerms(query);
   const match = raw ? query.trim() : toFtsQuery(terms);
   if (!match) return { hits: [], mode: 'fts' };
-  if (!isFtsStale(context)) {
+  const state = readFtsIndexState(context);
+  if (!state.stale) {
     const { sql, parameters } = filters(options);
     try {
+      const through = state.through;
+      if (through === null)
+        throw new Error(`messages_fts watermark ${FTS_INDEXED_THROUGH_KEY} is missing`);
       const rows = context
         .statement(
           `SELECT m.id AS messageId, m.session_id AS sessionId, m.role AS role, m.timestamp AS timestamp,
              snippet(messages_fts, 0, '${SNIPPET_OPEN}', '${SNIPPET_CLOSE}', '...', 12) AS snippet,
              s.title AS title, s.source AS source, s.started_at AS startedAt, s.lineage_root_id AS lineageRootId
            FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN sessions s ON s.id = m.session_id
-           WHERE messages_fts MATCH @query AND ${sql}
+           WHERE messages_fts MATCH @query AND messages_fts.rowid <= @through AND ${sql}
            ORDER BY messages_fts.rowid DESC LIMIT @limit`,
         )
-        .all({ ...parameters, query: match, limit }) as HitRow[];
-      return { hits: rows.map(toHit), mode: 'fts' };
+        .all({ ...parameters, query: match, through, limit }) as HitRow[];
+      const indexed = rows.map(toHit);
+      if (state.newest <= through) return { hits: indexed, mode: 'fts' };
+      const pending = searchPending(context, { match, terms, options, limit, through });
+      return { hits: [...pending, ...indexed].slice(0, limit), mode: 'fts' };
     } catch (error) {
       // Is the index broken, or the query? A failure that names the index is the index's; for
       // anything else a cheap health probe decides. A broken index is detached (fail open) and
@@ -222,14 +243,65 @@ export function searchMessages(
   return { hits: likeSearch(context, terms, options, limit), mode: 'like' };
 }
 
+/**
+ * The rows above the watermark, searched the way the index would search them: they are copied
+ * into a small fts5 table in this connection's TEMP schema and the same MATCH runs there. Writing
+ * TEMP takes no lock on the database file, so this works while another process holds the write
+ * lock. Its tokenizer must stay the one `messages_fts` uses (0001_fts.sql: the default). If the
+ * temporary table cannot be used, the rows are matched with LIKE, as in fail-open.
+ */
+function searchPending(
+  context: StoreContext,
+  search: {
+    match: string;
+    terms: readonly SearchTerm[];
+    options: SearchMessagesOptions;
+    limit: number;
+    through: number;
+  },
+): MessageSearchHit[] {
+  const { sql, parameters } = filters(search.options);
+  try {
+    context.db.exec(
+      'CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_fts_pending USING fts5(content)',
+    );
+    context.statement('DELETE FROM temp.messages_fts_pending').run();
+    context
+      .statement(
+        'INSERT INTO temp.messages_fts_pending(rowid, content) SELECT id, content FROM main.messages_fts_src WHERE id > ?',
+      )
+      .run(search.through);
+    const rows = context
+      .statement(
+        `SELECT m.id AS messageId, m.session_id AS sessionId, m.role AS role, m.timestamp AS timestamp,
+           snippet(messages_fts_pending, 0, '${SNIPPET_OPEN}', '${SNIPPET_CLOSE}', '...', 12) AS snippet,
+           s.title AS title, s.source AS source, s.started_at AS startedAt, s.lineage_root_id AS lineageRootId
+         FROM temp.messages_fts_pending JOIN messages m ON m.id = messages_fts_pending.rowid
+           JOIN sessions s ON s.id = m.session_id
+         WHERE messages_fts_pending MATCH @query AND ${sql}
+         ORDER BY messages_fts_pending.rowid DESC LIMIT @limit`,
+      )
+      .all({ ...parameters, query: search.match, limit: search.limit }) as HitRow[];
+    context.statement('DELETE FROM temp.messages_fts_pending').run();
+    return rows.map(toHit);
+  } catch {
+    return likeSearch(context, search.terms, search.options, search.limit, search.through);
+  }
+}
+
+/** LIKE over every message, or only over those above `afterId` (the rows not indexed yet). */
 function likeSearch(
   context: StoreContext,
   terms: readonly SearchTerm[],
   options: SearchMessagesOptions,
   limit: number,
+  afterId?: number,
 ): MessageSearchHit[] {
   if (terms.length === 0) return [];
-  const { sql, parameters } = filters(options);
+  const filtered = filters(options);
+  const sql = afterId === undefined ? filtered.sql : `m.id > @afterId AND ${filtered.sql}`;
+  const parameters =
+    afterId === undefined ? filtered.parameters : { ...filtered.parameters, afterId };
   // Every term must appear (the same AND as the FTS query), as a case-insensitive substring.
   const likes: Record<string, string> = {};
   const conditions = terms.map((term, index) => {

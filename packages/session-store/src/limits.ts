@@ -1,7 +1,7 @@
 /** Constants shared with other packages (agent, gateway, tui-bridge). */
 
 /** Applied migrations; must equal the number of entries in `drizzle/meta/_journal.json`. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** The canonical Bot Mode chat: its exact title is its identity. */
 export const BOT_CHAT_TITLE = 'Bot Chat';
@@ -38,6 +38,27 @@ export const CANONICAL_PREVIEW_MAX = 80;
 export const FTS_TOOL_ROW_MAX_CHARS = 8192;
 
 export const FTS_STALE_KEY = 'fts_stale';
+/**
+ * The FTS watermark (drizzle/0008_fts_indexed_through.sql): every message with an id at or below
+ * it is in the index, none above it. Rows above it are pending until a catch-up indexes them.
+ */
+export const FTS_INDEXED_THROUGH_KEY = 'fts_indexed_through';
+/**
+ * A commit that leaves rows pending schedules one catch-up this long after it; later commits do
+ * not push it back, so under a steady stream of writes the index still lags by at most about this.
+ * One catch-up costs about one FTS commit (~0.1–0.2 ms) plus ~1.5 µs a row.
+ */
+export const FTS_CATCH_UP_DELAY_MS = 250;
+/** With this many rows pending, a write catches up before it returns (timers may be starved). */
+export const FTS_INLINE_CATCH_UP_ROWS = 256;
+/**
+ * One catch-up transaction indexes at most this many rows and this many characters (at least one
+ * row): fts5 tokenizes about 60 MB/s here, so a batch holds the write lock for a few milliseconds.
+ */
+export const FTS_CATCH_UP_BATCH_ROWS = 256;
+export const FTS_CATCH_UP_BATCH_CHARS = 262_144;
+/** At open, at most this many batches are indexed before returning; the timer takes the rest. */
+export const FTS_OPEN_CATCH_UP_BATCHES = 16;
 export const FTS_REBUILD_DEFERRAL_KEY = 'fts_rebuild_deferral';
 export const SCHEMA_VERSION_KEY = 'schema_version';
 

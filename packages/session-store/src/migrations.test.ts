@@ -2,6 +2,7 @@ import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { ftsIndexReport } from '../test/fts-index.js';
 import { openSessionStore, SCHEMA_VERSION } from './index.js';
 import {
   applyMigrations,
@@ -41,10 +42,14 @@ describe('migrations', () => {
     }
   });
 
-  it('keeps the FTS objects defined only in the custom FTS migration', () => {
+  it('keeps the FTS objects defined only in the custom FTS migrations, which the rebuild runs in order', () => {
     const statements = ftsMigrationStatements().join('\n');
     expect(statements).toContain('CREATE VIRTUAL TABLE IF NOT EXISTS `messages_fts` USING fts5');
     expect(statements).toContain("VALUES ('rebuild')");
+    // 0008 after 0001: its triggers replace 0001's, and it sets the watermark.
+    expect(statements.indexOf("'fts_indexed_through'")).toBeGreaterThan(
+      statements.indexOf("VALUES ('rebuild')"),
+    );
   });
 });
 
@@ -169,5 +174,55 @@ describe('migrating a file written by schema version 7', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('migrating a file written by schema version 8 (messages indexed by a trigger)', () => {
+  it('keeps every row searchable, sets the watermark to the highest id handed out, and indexes later rows after their commit', async () => {
+    const home = await tempHome();
+    const databasePath = path.join(home.path, 'state.db');
+    const old = new BetterSqlite3(databasePath);
+    old.pragma('journal_mode = WAL');
+    for (const migration of loadMigrations().slice(0, 8))
+      for (const statement of migration.statements) old.exec(statement);
+    old.pragma('user_version = 8');
+    old.exec(`INSERT INTO sessions (id, source, started_at, lineage_root_id, lineage_active_at)
+      VALUES ('kept', 'cli', 1, 'kept', 1)`);
+    const insert = old.prepare(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('kept', ?, ?, 1)",
+    );
+    for (let index = 0; index < 30; index += 1)
+      insert.run(index % 3 === 0 ? 'tool' : 'user', `old row ${index} about ferries`);
+    // The highest id handed out was deleted: a later row must still land above the watermark.
+    old.exec('DELETE FROM messages WHERE id = 30');
+    old.close();
+
+    const store = await openSessionStore({ path: databasePath });
+    try {
+      expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+      expect(ftsIndexReport(databasePath)).toMatchObject({
+        integrity: 'ok',
+        through: 30,
+        newest: 29,
+        indexedRows: 29,
+      });
+      expect(store.searchMessages('ferries', { limit: 100 }).hits).toHaveLength(29);
+      const fresh = await store.appendMessage('kept', { role: 'user', content: 'new ferries' });
+      expect(fresh).toBe(31);
+      await store.withWriteTransaction((database) => {
+        database.prepare('DELETE FROM messages WHERE id IN (1, 2)').run();
+        database.prepare("UPDATE messages SET content = 'old row edited' WHERE id = 3").run();
+      });
+      expect(
+        store
+          .searchMessages('ferries', { limit: 100 })
+          .hits.map((hit) => hit.messageId)
+          .slice(0, 2),
+      ).toEqual([31, 29]);
+      expect(store.searchMessages('edited').hits.map((hit) => hit.messageId)).toEqual([3]);
+    } finally {
+      await store.close();
+    }
+    expect(ftsIndexReport(databasePath)).toMatchObject({ integrity: 'ok', indexedRows: 28 });
   });
 });

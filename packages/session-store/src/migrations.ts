@@ -41,11 +41,17 @@ export function loadMigrations(folder = MIGRATIONS_FOLDER): Migration[] {
   return migrations;
 }
 
-/** The FTS migration's statements: the single definition the rebuild re-runs. */
+/** An FTS migration's tag: `0001_fts`, `0008_fts_indexed_through`. */
+const FTS_MIGRATION_TAG = /^\d+_fts(_|$)/;
+
+/**
+ * The FTS migrations' statements, in order: the single definition the rebuild re-runs, so a
+ * rebuilt index (its objects and its watermark) is exactly what a fresh migrate creates.
+ */
 export function ftsMigrationStatements(): readonly string[] {
-  const migration = loadMigrations().find((entry) => entry.tag.endsWith('_fts'));
-  if (!migration) throw new Error('FTS migration missing from drizzle/');
-  return migration.statements;
+  const migrations = loadMigrations().filter((entry) => FTS_MIGRATION_TAG.test(entry.tag));
+  if (migrations.length === 0) throw new Error('FTS migration missing from drizzle/');
+  return migrations.flatMap((migration) => migration.statements);
 }
 
 /**

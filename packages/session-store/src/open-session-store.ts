@@ -255,5 +255,6 @@ async function open(options: OpenSessionStoreOptions): Promise<SessionStore> {
     options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS,
   );
   if (stale && options.recoverFtsOnOpen !== false) store.startFtsRecovery();
+  if (!stale) await store.catchUpFtsAtOpen();
   return store;
 }

@@ -51,9 +51,15 @@ import {
   type SearchMessagesOptions,
   searchMessages,
 } from './fts.js';
+import { FtsIndexer } from './fts-indexer.js';
 import { FtsMaintenance } from './fts-maintenance.js';
+import { indexPendingBatch } from './fts-watermark.js';
 import { findLatestGatewaySessionForPeer, type GatewayPeer } from './gateway-peer.js';
-import { type TitleSource, TRANSCRIPT_WRITE_PATIENCE_SECONDS } from './limits.js';
+import {
+  FTS_OPEN_CATCH_UP_BATCHES,
+  type TitleSource,
+  TRANSCRIPT_WRITE_PATIENCE_SECONDS,
+} from './limits.js';
 import {
   finalizeOrphanedCompressionSessions,
   findLiveCompressionChild,
@@ -162,6 +168,8 @@ export class SessionStore {
    */
   #transcriptResets = 0;
   readonly #fts: FtsMaintenance;
+  /** Indexes committed messages into FTS after their commit, in batches. */
+  readonly #indexer: FtsIndexer;
   /** The background FTS recovery started at open (resolves to the number of indexes rebuilt). */
   ftsRecovery: Promise<number> = Promise.resolve(0);
 
@@ -174,6 +182,20 @@ export class SessionStore {
       settings,
       assertOpen: () => this.#db(),
       checkpoint: () => this.#periodicCheckpoint(),
+      afterCommit: () => {
+        try {
+          this.#indexer.afterCommit();
+        } catch (error) {
+          // Never the write's failure: the rows stay pending and are caught up later.
+          debug(`FTS catch-up scheduling failed: ${(error as Error).message}`);
+        }
+      },
+    });
+    this.#indexer = new FtsIndexer({
+      context,
+      logger: settings.logger,
+      attempt: (work) => this.#writer.attemptNow(work),
+      isClosed: () => this.#closed,
     });
     this.#background =
       settings.journalMode === 'wal'
@@ -662,8 +684,33 @@ export class SessionStore {
     });
   }
 
+  /**
+   * @internal Called by `openSessionStore` when the index is attached: indexes rows a crashed
+   * process left pending (at most `FTS_OPEN_CATCH_UP_BATCHES` batches; the timer takes the rest).
+   * Never throws: rows it cannot index now stay pending, and search still finds them.
+   */
+  async catchUpFtsAtOpen(): Promise<void> {
+    try {
+      for (let batch = 0; batch < FTS_OPEN_CATCH_UP_BATCHES; batch += 1) {
+        if (this.#indexer.pending() === 0) return;
+        if ((await this.#write((context) => indexPendingBatch(context))) !== 'pending') return;
+      }
+    } catch (error) {
+      this.#settings.logger.warn(`FTS catch-up at open failed: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Exact: messages committed a moment ago (by any process) are found. Rows not indexed yet are
+   * indexed first (one write attempt); when that cannot happen now (another process holds the
+   * write lock), they are searched with the same MATCH in a temporary index of this connection
+   * and merged in, newest first.
+   */
   searchMessages(query: string, options: SearchMessagesOptions = {}): MessageSearchResult {
-    return this.#read((context) => searchMessages(context, query, options));
+    return this.#read((context) => {
+      this.#indexer.catchUpIfPending();
+      return searchMessages(context, query, options);
+    });
   }
 
   isFtsStale(): boolean {
@@ -819,6 +866,14 @@ export class SessionStore {
     if (this.#checkpointTimer) clearInterval(this.#checkpointTimer);
     await this.ftsRecovery.catch(() => 0);
     await this.#fts.inProgress?.catch(() => 0);
+    // Leave the index complete for the next reader (one attempt a batch; what is left stays
+    // pending and is caught up by the next process that writes, searches or opens).
+    this.#indexer.stop();
+    try {
+      this.#indexer.catchUpIfPending(FTS_OPEN_CATCH_UP_BATCHES);
+    } catch (error) {
+      debug(`FTS catch-up at close failed: ${(error as Error).message}`);
+    }
     // The worker's connection closes first, so this one is the last and SQLite removes the WAL.
     await this.#background?.close();
     this.checkpoint();

@@ -16,6 +16,8 @@ export interface StoreWriterOptions {
   readonly assertOpen: () => void;
   /** A PASSIVE checkpoint (run every `CHECKPOINT_EVERY_WRITES` writes). */
   readonly checkpoint: () => void;
+  /** Runs after each committed write (the FTS catch-up's scheduling); must not throw. */
+  readonly afterCommit?: () => void;
 }
 
 /**
@@ -30,6 +32,7 @@ export class StoreWriter {
   readonly #settings: StoreSettings;
   readonly #assertOpen: () => void;
   readonly #checkpoint: () => void;
+  readonly #afterCommit: () => void;
   #queued = 0;
   #tail: Promise<void> = Promise.resolve();
   #writesSinceCheckpoint = 0;
@@ -46,6 +49,7 @@ export class StoreWriter {
     this.#settings = options.settings;
     this.#assertOpen = options.assertOpen;
     this.#checkpoint = options.checkpoint;
+    this.#afterCommit = options.afterCommit ?? (() => undefined);
     this.#transaction = options.context.db.transaction((work) => work(options.context));
   }
 
@@ -57,6 +61,19 @@ export class StoreWriter {
   /** Called by a checkpoint from elsewhere (the timer), so the count restarts. */
   checkpointed(): void {
     this.#writesSinceCheckpoint = 0;
+  }
+
+  /**
+   * One write attempt now, outside the queue and without patience: SQLITE_BUSY is thrown while
+   * another connection holds the lock. For the FTS catch-up, which is simply tried again later. It
+   * runs between two of the queue's attempts, never inside one (both are synchronous), and is not
+   * counted in `commits`: indexing changes no result the store returns (a search answers the same
+   * before and after it), so a cache kept under `contentVersion()` stays valid.
+   */
+  attemptNow<T>(work: (context: StoreContext) => T): T {
+    this.#assertOpen();
+    this.#settings.fileIdentity.assertUnchanged();
+    return this.#context.writeAttempt(() => this.#transaction.immediate(work) as T);
   }
 
   write<T>(
@@ -125,6 +142,7 @@ export class StoreWriter {
     this.#commits += 1;
     this.#writesSinceCheckpoint += 1;
     if (this.#writesSinceCheckpoint >= CHECKPOINT_EVERY_WRITES) this.#checkpoint();
+    this.#afterCommit();
     return result;
   }
 }

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
+import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { checkStateDbIntegrity } from './check-integrity.js';
 import { SessionStoreError } from './errors.js';
@@ -35,6 +36,26 @@ describe('checkStateDbIntegrity', () => {
     });
     // Read-only: the file is byte for byte what it was.
     expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('passes a file whose newest messages are not indexed yet (a writer killed before its catch-up)', async () => {
+    const file = path.join((await tempHome()).path, 'state.db');
+    await storeWithMessages(file, 20);
+    const raw = new BetterSqlite3(file);
+    // Committed, above the FTS watermark: what a killed writer leaves for the next open.
+    raw.exec(
+      "INSERT INTO messages (session_id, role, content, timestamp) SELECT session_id, 'user', 'pending', 1 FROM messages LIMIT 1",
+    );
+    expect(
+      raw
+        .prepare(
+          "SELECT (SELECT max(id) FROM messages) > (SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'fts_indexed_through')",
+        )
+        .pluck()
+        .get(),
+    ).toBe(1);
+    raw.close();
+    expect(await checkStateDbIntegrity(file)).toMatchObject({ ok: true, problems: [] });
   });
 
   it('finds damaged pages in a file that still opens', async () => {

@@ -57,7 +57,10 @@ export const FTS_INLINE_CATCH_UP_ROWS = 256;
  */
 export const FTS_CATCH_UP_BATCH_ROWS = 256;
 export const FTS_CATCH_UP_BATCH_CHARS = 262_144;
-/** At open, at most this many batches are indexed before returning; the timer takes the rest. */
+/**
+ * At open (after a crash) and at close, at most this many batches are indexed; what is left stays
+ * pending for the timer, the next writer or the next open (search finds it either way).
+ */
 export const FTS_OPEN_CATCH_UP_BATCHES = 16;
 export const FTS_REBUILD_DEFERRAL_KEY = 'fts_rebuild_deferral';
 export const SCHEMA_VERSION_KEY = 'schema_version';

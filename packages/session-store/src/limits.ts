@@ -1,7 +1,7 @@
 /** Constants shared with other packages (agent, gateway, tui-bridge). */
 
 /** Applied migrations; must equal the number of entries in `drizzle/meta/_journal.json`. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** The canonical Bot Mode chat: its exact title is its identity. */
 export const BOT_CHAT_TITLE = 'Bot Chat';

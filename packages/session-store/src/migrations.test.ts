@@ -226,3 +226,69 @@ describe('migrating a file written by schema version 8 (messages indexed by a tr
     expect(ftsIndexReport(databasePath)).toMatchObject({ integrity: 'ok', indexedRows: 28 });
   });
 });
+
+describe('migrating a file written by schema version 9', () => {
+  it('makes the parent and session-key indexes partial: root sessions stay out of them, lookups by either still use them', async () => {
+    const home = await tempHome();
+    const databasePath = path.join(home.path, 'state.db');
+    const old = new BetterSqlite3(databasePath);
+    old.pragma('journal_mode = WAL');
+    for (const migration of loadMigrations().slice(0, 9))
+      for (const statement of migration.statements) old.exec(statement);
+    old.pragma('user_version = 9');
+    old.exec(`INSERT INTO sessions (id, source, session_key, started_at, lineage_root_id, lineage_active_at)
+      VALUES ('keyed', 'api_server', 'peer-1', 1, 'keyed', 1), ('root', 'cli', NULL, 2, 'root', 2)`);
+    old.close();
+
+    const store = await openSessionStore({ path: databasePath });
+    try {
+      const child = await store.createSession({
+        source: 'cli',
+        parentSessionId: 'root',
+      });
+      expect(
+        store.findLatestGatewaySessionForPeer({ source: 'api_server', sessionKey: 'peer-1' }),
+      ).toMatchObject({ id: 'keyed' });
+      await store.withWriteTransaction((database) => {
+        // Only rows with a value are in each index.
+        const entries = (name: string, column: string) =>
+          database
+            .prepare(`SELECT count(*) FROM sessions INDEXED BY ${name} WHERE ${column} IS NOT NULL`)
+            .pluck()
+            .get();
+        const definition = (name: string) =>
+          database.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name);
+        expect(definition('idx_sessions_parent')).toMatch(
+          /WHERE "sessions"\."parent_session_id" IS NOT NULL$/,
+        );
+        expect(definition('idx_sessions_session_key')).toMatch(
+          /WHERE "sessions"\."session_key" IS NOT NULL$/,
+        );
+        expect(entries('idx_sessions_parent', 'parent_session_id')).toBe(1);
+        expect(entries('idx_sessions_session_key', 'session_key')).toBe(1);
+        // The store's lookups are equalities, which imply IS NOT NULL: the planner still uses the
+        // partial indexes for each shape of them.
+        const plan = (sql: string) =>
+          (database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('x') as { detail: string }[])
+            .map((row) => row.detail)
+            .join('\n');
+        for (const sql of [
+          "SELECT id FROM sessions WHERE parent_session_id = ? AND parent_edge = 'compression'",
+          'UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?',
+          `WITH RECURSIVE chain(id) AS (SELECT ? UNION
+             SELECT s.id FROM sessions s JOIN chain ON s.parent_session_id = chain.id)
+           SELECT id FROM chain`,
+        ])
+          expect(plan(sql), sql).toContain('USING INDEX idx_sessions_parent');
+        for (const sql of [
+          'SELECT id FROM sessions s WHERE s.session_key = ? AND s.source = 1',
+          'UPDATE sessions SET resume_pending = 0 WHERE session_key = ? AND resume_pending = 1',
+        ])
+          expect(plan(sql), sql).toContain('USING INDEX idx_sessions_session_key');
+      });
+      expect(child.parentSessionId).toBe('root');
+    } finally {
+      await store.close();
+    }
+  });
+});

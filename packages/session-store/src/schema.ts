@@ -72,9 +72,15 @@ export const sessions = sqliteTable(
   },
   (table) => [
     index('idx_sessions_source').on(table.source),
-    index('idx_sessions_parent').on(table.parentSessionId),
+    // Partial: most sessions have no parent and no session key, and every lookup is by equality
+    // (which implies IS NOT NULL), so a new root session writes neither index.
+    index('idx_sessions_parent')
+      .on(table.parentSessionId)
+      .where(sql`${table.parentSessionId} IS NOT NULL`),
     index('idx_sessions_started').on(table.startedAt),
-    index('idx_sessions_session_key').on(table.sessionKey),
+    index('idx_sessions_session_key')
+      .on(table.sessionKey)
+      .where(sql`${table.sessionKey} IS NOT NULL`),
     index('idx_sessions_lineage_root').on(table.lineageRootId),
     // The listing's order (newest lineage activity first) with every column its default filters
     // read, so rows the filters skip are judged from the index without touching the table.

@@ -27,7 +27,10 @@ describe('a fork whose process is killed midway', () => {
       for (let start = 0; start < MESSAGES; start += 500) {
         const batch: MessageInput[] = Array.from({ length: 500 }, (_, index) => ({
           role: index % 2 === 0 ? 'user' : 'assistant',
-          content: `message ${start + index} about trains to lyon and the weather in paris`,
+          // About 400 characters: the fork's one transaction (about 10 MB) outgrows SQLite's
+          // 2 MB page cache, so it spills to the WAL long before its commit and the kill below
+          // lands midway. (Shorter rows fit the cache until the commit itself writes them.)
+          content: `message ${start + index} ${' about trains to lyon and the weather in paris'.repeat(8)}`,
         }));
         await store.appendMessages('parent', batch);
       }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '@hermes/config';
@@ -37,8 +38,14 @@ const entrySchema = v.object({
   userMessageId: v.optional(v.number()),
 });
 
+/**
+ * A new entry's file: the ref made safe for a file name and cut short, then a digest of the whole
+ * ref — so refs that differ only where the replacement or the cut loses it (`a.b` and `a_b`, two
+ * long ids) get files of their own, and a ref of any length (a sender's delivery id) fits.
+ */
 function fileName(ref: string): string {
-  return `${ref.replace(/[^A-Za-z0-9_-]/g, '_')}.json`;
+  const digest = createHash('sha256').update(ref).digest('hex').slice(0, 16);
+  return `${ref.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80)}-${digest}.json`;
 }
 
 /**
@@ -50,6 +57,8 @@ function fileName(ref: string): string {
 export class InboundJournal {
   readonly directory: string;
   readonly #entries = new Map<string, JournalEntry>();
+  /** Each entry's file (an entry an earlier version wrote keeps the name it has). */
+  readonly #files = new Map<string, string>();
   #seq = 0;
   #loaded = false;
 
@@ -68,7 +77,10 @@ export class InboundJournal {
           entrySchema,
           JSON.parse(await readFile(path.join(this.directory, name), 'utf8')),
         );
-        if (parsed.success) found.push(parsed.output);
+        if (parsed.success) {
+          found.push(parsed.output);
+          this.#files.set(parsed.output.ref, name);
+        }
       } catch {
         // A half-written temp file never has the .json name; an unreadable entry is skipped.
       }
@@ -116,12 +128,31 @@ export class InboundJournal {
   }
 
   async remove(ref: string): Promise<void> {
+    const file = this.#files.get(ref) ?? fileName(ref);
     this.#entries.delete(ref);
-    await rm(path.join(this.directory, fileName(ref)), { force: true });
+    this.#files.delete(ref);
+    await rm(path.join(this.directory, file), { force: true });
   }
 
   async #write(entry: JournalEntry): Promise<void> {
+    // Set before the write, so a second record of the same message meanwhile is no new one.
+    const previous = this.#entries.get(entry.ref);
     this.#entries.set(entry.ref, entry);
-    await writeFileAtomic(path.join(this.directory, fileName(entry.ref)), JSON.stringify(entry));
+    let file = this.#files.get(entry.ref);
+    if (file === undefined) {
+      file = fileName(entry.ref);
+      this.#files.set(entry.ref, file);
+    }
+    try {
+      await writeFileAtomic(path.join(this.directory, file), JSON.stringify(entry));
+    } catch (error) {
+      // Not durable, so not journaled: the platform's retry of the message must be new again.
+      if (previous) this.#entries.set(entry.ref, previous);
+      else {
+        this.#entries.delete(entry.ref);
+        this.#files.delete(entry.ref);
+      }
+      throw error;
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { queryGatewayStatus } from '@hermes/control-socket';
 import { startModelServer, tempHome } from '@hermes/testkit';
@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { signV1, signV2 } from '../src/platforms/webhook/signature.js';
 import { type FakeTelegram, startFakeTelegram } from './fake-telegram.js';
 import { modelConfig, startGateway, writeConfig } from './gateway-process.js';
+import { sendRawBytes, splitResponses } from './http-fuzz/client.js';
 import { echoScript } from './model-scripts.js';
 
 const SECRET = 'whsec-0123456789abcdef';
@@ -183,14 +184,169 @@ describe('webhook adapter', () => {
       ]);
       expect(telegram.sent.at(-1)).toMatchObject({ chatId: '4242', text: 'Alert: disk full' });
       telegram.mode = 'server_error';
-      const failed = await post('alert', body, {
-        'x-webhook-signature-v2': signV2(SECRET, body, now),
+      // Another delivery (the same signed one again would be a duplicate).
+      const again = '{"text":"disk still full"}';
+      const failed = await post('alert', again, {
+        'x-webhook-signature-v2': signV2(SECRET, again, now),
         'x-request-id': 'a2',
       });
       expect([failed.status, await failed.json()]).toEqual([502, { error: 'Delivery failed' }]);
+      // Not delivered, so not taken: the sender's retry is delivered, not a duplicate.
+      telegram.mode = 'ok';
+      const retried = await post('alert', again, {
+        'x-webhook-signature-v2': signV2(SECRET, again, now),
+        'x-request-id': 'a2',
+      });
+      expect([retried.status, await retried.json()]).toEqual([
+        200,
+        { status: 'delivered', delivery_id: 'a2' },
+      ]);
     } finally {
       await telegram.close();
     }
+  });
+
+  it('refuses paths and prefixes that do not decode, blank prefixes and broken targets with a 4xx', async () => {
+    const { url, post } = await webhookGateway(ROUTES);
+    const body = '{}';
+    const headers = {
+      'x-webhook-signature-v2': signV2(SECRET, body, Math.floor(Date.now() / 1000)),
+    };
+    for (const [route, prefix, answer] of [
+      ['%E0%A4%A', '', { error: 'Unknown route: %E0%A4%A' }],
+      ['notify%', '', { error: 'Unknown route: notify%' }],
+      ['notify', '/p/%ZZ', { error: 'Unknown or unconfigured profile' }],
+      ['notify', '/p/%20', { error: 'Unknown or unconfigured profile' }],
+      ['notify', '/p/%09', { error: 'Unknown or unconfigured profile' }],
+    ] as const) {
+      const response = await post(route, body, headers, prefix);
+      expect([response.status, await response.json()], `${prefix}/webhooks/${route}`).toEqual([
+        404,
+        answer,
+      ]);
+    }
+    for (const target of ['//[::1/webhooks/notify', 'http://[bad/webhooks/notify']) {
+      const { text } = await sendRawBytes(
+        url,
+        Buffer.from(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}`),
+        5_000,
+      );
+      expect(splitResponses(text)[0], target).toEqual({
+        status: 400,
+        body: JSON.stringify({ error: 'Bad request' }),
+      });
+    }
+  });
+
+  it('reads JSON whatever the Content-Type, refuses JSON nested past 64 levels, takes delivery ids of any length', async () => {
+    const { post, model } = await webhookGateway(ROUTES);
+    const now = Math.floor(Date.now() / 1000);
+    const send = (body: string, headers: Record<string, string>) =>
+      post('notify', body, { 'x-webhook-signature-v2': signV2(SECRET, body, now), ...headers });
+    const form = await send('{"a":1}', {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-request-id': 'f1',
+    });
+    expect([form.status, await form.json()]).toEqual([
+      200,
+      { status: 'delivered', delivery_id: 'f1' },
+    ]);
+    const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    const atLimit = await send(nested(64), { 'x-request-id': 'n1' });
+    expect(atLimit.status).toBe(200);
+    for (const [text, id] of [
+      [nested(65), 'n2'],
+      [nested(1000), 'n3'],
+      [`payload=${encodeURIComponent(nested(65))}`, 'n4'],
+    ] as const) {
+      const deep = await send(text, { 'x-request-id': id });
+      expect([deep.status, await deep.json()], id).toEqual([400, { error: 'Cannot parse body' }]);
+    }
+    // A turn route: the id names the turn's journal entry, whatever its length.
+    const long = `id-${'d'.repeat(300)}`;
+    const body = JSON.stringify({ repository: { name: 'hermes' }, pusher: 'ada' });
+    const turn = await post('github', body, {
+      'x-webhook-signature-v2': signV2(SECRET, body, now),
+      'x-github-event': 'push',
+      'x-github-delivery': long,
+    });
+    expect([turn.status, await turn.json()]).toEqual([
+      202,
+      { status: 'accepted', route: 'github', delivery_id: long },
+    ]);
+    for (let index = 0; index < 100 && model.modelRequests.length === 0; index += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(model.modelRequests).toHaveLength(1);
+  });
+
+  it('takes a signed delivery once: a replay under another id or none is a duplicate, deliveries without ids are each their own', async () => {
+    const { post, gateway } = await webhookGateway(ROUTES);
+    const now = Math.floor(Date.now() / 1000);
+    const body = '{"alert":"disk full"}';
+    const signature = { 'x-webhook-signature-v2': signV2(SECRET, body, now) };
+    const first = await post('notify', body, { ...signature, 'x-request-id': 'r1' });
+    expect(await first.json()).toEqual({ status: 'delivered', delivery_id: 'r1' });
+    for (const id of ['r2', undefined]) {
+      const replay = await post('notify', body, {
+        ...signature,
+        ...(id ? { 'x-request-id': id } : {}),
+      });
+      const answer = (await replay.json()) as { status: string };
+      expect([replay.status, answer.status], String(id)).toEqual([200, 'duplicate']);
+    }
+    // A blank id is no id: two different deliveries with one are both delivered.
+    for (const text of ['{"n":1}', '{"n":2}']) {
+      const blank = await post('notify', text, {
+        'x-webhook-signature-v2': signV2(SECRET, text, now),
+        'x-github-delivery': '',
+      });
+      expect(((await blank.json()) as { status: string }).status, text).toBe('delivered');
+    }
+    // Distinct deliveries without ids at once (each on its own connection), signed V2 and V1.
+    const burst = await Promise.all(
+      Array.from({ length: 16 }, (_, index) => {
+        const text = JSON.stringify({ burst: index });
+        return post(
+          'notify',
+          text,
+          index % 2 === 0
+            ? { 'x-webhook-signature-v2': signV2(SECRET, text, now), connection: 'close' }
+            : { 'x-webhook-signature': signV1(SECRET, text), connection: 'close' },
+        ).then(
+          async (response) => (await response.json()) as { status: string; delivery_id: string },
+        );
+      }),
+    );
+    expect(burst.map((answer) => answer.status)).toEqual(Array(16).fill('delivered'));
+    expect(new Set(burst.map((answer) => answer.delivery_id)).size).toBe(16);
+    expect(gateway.process.stderr()).not.toContain('webhook request failed');
+  });
+
+  it('a delivery the journal cannot take answers 500 and leaves its id and signature free for the retry', async () => {
+    const { post, home, model } = await webhookGateway(ROUTES);
+    const now = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ repository: { name: 'hermes' }, pusher: 'ada' });
+    const headers = {
+      'x-webhook-signature-v2': signV2(SECRET, body, now),
+      'x-github-event': 'push',
+      'x-github-delivery': 'j1',
+    };
+    // The journal's folder made a file: the entry cannot be written.
+    const inbound = path.join(home, 'state', 'inbound');
+    await rm(inbound, { recursive: true, force: true });
+    await writeFile(inbound, '');
+    const failed = await post('github', body, headers);
+    expect([failed.status, await failed.json()]).toEqual([500, { error: 'Internal error' }]);
+    await rm(inbound);
+    await mkdir(inbound, { mode: 0o700 });
+    const retried = await post('github', body, headers);
+    expect([retried.status, await retried.json()]).toEqual([
+      202,
+      { status: 'accepted', route: 'github', delivery_id: 'j1' },
+    ]);
+    for (let index = 0; index < 100 && model.modelRequests.length === 0; index += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(model.modelRequests).toHaveLength(1);
   });
 
   it('reloads dynamic routes when webhook_subscriptions.json changes; INSECURE_NO_AUTH works from loopback', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, parseJsonText } from './body.js';
+import { MAX_JSON_DEPTH } from '../json-depth.js';
+import { parseJsonText } from './body.js';
 
 /** `depth` levels of objects and arrays, alternating, around a number. */
 function nested(depth: number): string {

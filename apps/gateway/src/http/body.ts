@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import * as v from 'valibot';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { HttpError, httpErrors } from './errors.js';
 
 function tooLarge(limit: number): HttpError {
@@ -134,27 +135,6 @@ export function invalidFromIssues(issues: readonly v.BaseIssue<unknown>[]): Http
       : `Invalid request body: ${clip(first.message)}`
     : 'Invalid request body';
   return new HttpError({ status: 400, code: 'invalid_request', message, param });
-}
-
-/**
- * How deep a request body's JSON may nest. JSON.parse reads far deeper than JSON.stringify can
- * write back (it overflows the stack near 10 000 levels), and what a client sends may be stored
- * or sent on (a tool call's extra keys): refused at the edge instead.
- */
-export const MAX_JSON_DEPTH = 64;
-
-/** Whether `value` nests objects or arrays deeper than `limit` (walked without recursion). */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  // Only objects and arrays are queued: a body's many strings and numbers cost no allocation.
-  const pending: [object, number][] = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [item, depth] = next;
-    if (depth > limit) return true;
-    for (const child of Object.values(item))
-      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
-  }
-  return false;
 }
 
 /** A request body's JSON text as a value: 400 `invalid_json`, or `invalid_request` when too deep. */

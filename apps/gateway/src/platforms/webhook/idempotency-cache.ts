@@ -24,6 +24,11 @@ export class IdempotencyCache {
     return true;
   }
 
+  /** Forgets `key` (a delivery that was not taken after all). */
+  delete(key: string): void {
+    this.#seen.delete(key);
+  }
+
   /** Remembers `key`; false when it was already there (a duplicate). */
   add(key: string): boolean {
     if (this.has(key)) return false;

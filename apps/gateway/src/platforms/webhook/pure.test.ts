@@ -11,6 +11,7 @@ describe('webhook signature', () => {
     expect(verifySignature({ secret: 's3cret', body, v2: header, nowS: 1_000_299 })).toEqual({
       ok: true,
       version: 'v2',
+      signed: `1000000:${header.slice('t=1000000,v1='.length)}`,
     });
     expect(verifySignature({ secret: 's3cret', body, v2: header, nowS: 1_000_301 }).ok).toBe(false);
     expect(verifySignature({ secret: 's3cret', body, v2: header, nowS: 999_699 }).ok).toBe(false);

@@ -10,7 +10,9 @@ export const SIGNATURE_TOLERANCE_S = 300;
 export const INSECURE_NO_AUTH = 'INSECURE_NO_AUTH';
 
 export type SignatureVerdict =
-  | { readonly ok: true; readonly version: 'v1' | 'v2' | 'none' }
+  | { readonly ok: true; readonly version: 'v1' }
+  /** `signed`: the timestamp and the digest that matched — the same signed delivery sent again. */
+  | { readonly ok: true; readonly version: 'v2'; readonly signed: string }
   | { readonly ok: false; readonly reason: string };
 
 function hmacHex(secret: string, data: Buffer): string {
@@ -63,7 +65,7 @@ export function verifySignature(input: {
       Buffer.concat([Buffer.from(`${timestamp}.`), input.body]),
     );
     return candidates.some((candidate) => sameHex(expected, candidate))
-      ? { ok: true, version: 'v2' }
+      ? { ok: true, version: 'v2', signed: `${timestamp}:${expected}` }
       : { ok: false, reason: 'V2 signature mismatch' };
   }
   if (input.v1 !== undefined) {

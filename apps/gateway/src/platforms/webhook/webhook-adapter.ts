@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +10,7 @@ import type {
   SendResult,
 } from '@hermes/supervisor';
 import type { Logger } from 'pino';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import type { InboundMessage, InboundSink } from '../inbound.js';
 import { IdempotencyCache } from './idempotency-cache.js';
 import { FixedRateWindow } from './rate-window.js';
@@ -77,26 +79,52 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
-function parsePayload(body: Buffer, contentType: string | undefined): unknown {
-  const text = body.toString('utf8');
-  if (!contentType?.includes('application/x-www-form-urlencoded')) {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      // not JSON: try form encoding below
-    }
+class Unparseable extends Error {}
+
+/** JSON nested past `MAX_JSON_DEPTH` is no payload: it is rendered into a prompt. */
+function shallow(value: unknown): unknown {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw new Unparseable();
+  return value;
+}
+
+function jsonOf(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
   }
-  if (!/^[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*$/.test(text)) throw new Error('unparseable');
+}
+
+const FORM_ENCODED = /^[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*$/;
+
+/** JSON whatever the Content-Type says, else form encoding (GitHub's form deliveries). */
+function parsePayload(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  const json = jsonOf(text);
+  if (json) return shallow(json.value);
+  if (!FORM_ENCODED.test(text)) throw new Unparseable();
   const form = Object.fromEntries(new URLSearchParams(text));
   // GitHub's form deliveries carry the JSON in `payload`.
-  if (typeof form.payload === 'string') {
-    try {
-      return JSON.parse(form.payload) as unknown;
-    } catch {
-      return form;
-    }
+  const embedded = typeof form.payload === 'string' ? jsonOf(form.payload) : undefined;
+  return embedded ? shallow(embedded.value) : form;
+}
+
+/** A percent-decoded path segment; `undefined` when it does not decode. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
   }
-  return form;
+}
+
+/** The first delivery id header that is not blank (a blank one names no delivery). */
+function deliveryIdOf(request: IncomingMessage): string | undefined {
+  for (const name of ['x-github-delivery', 'svix-id', 'x-request-id']) {
+    const value = header(request, name)?.trim();
+    if (value) return value;
+  }
+  return undefined;
 }
 
 function eventOf(request: IncomingMessage, payload: unknown): string | undefined {
@@ -192,12 +220,19 @@ export class WebhookAdapter implements PlatformAdapter {
   }
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://webhook.local');
-    if (url.pathname === '/health' && request.method === 'GET') {
+    let pathname: string;
+    try {
+      pathname = new URL(request.url ?? '/', 'http://webhook.local').pathname;
+    } catch {
+      // A target no URL can be made of (`//[::1/…`, `http://[bad/…`).
+      answer(response, 400, { error: 'Bad request' });
+      return;
+    }
+    if (pathname === '/health' && request.method === 'GET') {
       answer(response, 200, { status: 'ok', platform: 'webhook' });
       return;
     }
-    const match = /^(?:\/p\/([^/]+))?\/webhooks\/([^/]+)\/?$/.exec(url.pathname);
+    const match = /^(?:\/p\/([^/]+))?\/webhooks\/([^/]+)\/?$/.exec(pathname);
     if (!match) {
       answer(response, 404, { error: 'Not found' });
       return;
@@ -207,14 +242,15 @@ export class WebhookAdapter implements PlatformAdapter {
       answer(response, 405, { error: 'Method not allowed' });
       return;
     }
-    const prefix =
-      match[1] === undefined ? undefined : decodeURIComponent(match[1]).trim() || undefined;
-    const name = decodeURIComponent(match[2] ?? '');
+    const segment = match[2] ?? '';
+    // An undecodable name names no route; it is quoted as it came.
+    const name = decodeSegment(segment) ?? segment;
     const { routes, logger } = this.#options;
     // 1. dynamic routes
     await routes.reload();
-    // 2. profile
-    const profile = this.#options.resolveProfile(prefix);
+    // 2. profile: a prefix that is blank or does not decode names none (refused, as by the API)
+    const prefix = match[1] === undefined ? undefined : decodeSegment(match[1])?.trim();
+    const profile = match[1] !== undefined && !prefix ? null : this.#options.resolveProfile(prefix);
     if (profile === null) {
       answer(response, 404, { error: PROFILE_REJECTED_ERROR });
       return;
@@ -256,6 +292,7 @@ export class WebhookAdapter implements PlatformAdapter {
     }
     const loopback = LOOPBACK.has(request.socket.remoteAddress ?? '');
     const insecure = route.secret === INSECURE_NO_AUTH && (!route.dynamic || loopback);
+    let signed: string | undefined;
     if (!insecure) {
       const verdict =
         route.secret === INSECURE_NO_AUTH
@@ -275,7 +312,8 @@ export class WebhookAdapter implements PlatformAdapter {
         answer(response, 401, { error: 'Invalid signature' });
         return;
       }
-      if (verdict.version === 'v1')
+      if (verdict.version === 'v2') signed = verdict.signed;
+      else
         logger.warn(
           { platform: 'webhook', route: name },
           `webhook route ${name} was signed with the deprecated ${SIGNATURE_V1_HEADER} header; move the sender to ${SIGNATURE_V2_HEADER}`,
@@ -289,7 +327,7 @@ export class WebhookAdapter implements PlatformAdapter {
     // 11. parse
     let payload: unknown;
     try {
-      payload = parsePayload(body, header(request, 'content-type'));
+      payload = parsePayload(body);
     } catch {
       answer(response, 400, { error: 'Cannot parse body' });
       return;
@@ -305,20 +343,25 @@ export class WebhookAdapter implements PlatformAdapter {
     }
     // 13. prompt
     const prompt = renderPrompt(route.prompt, { route: name, event, payload });
-    // 14. idempotency
-    const deliveryId =
-      header(request, 'x-github-delivery') ??
-      header(request, 'svix-id') ??
-      header(request, 'x-request-id') ??
-      String(Date.now());
-    if (!this.#seen.add(`${profile}/${name}/${deliveryId}`)) {
+    // 14. idempotency: by the delivery id, and for V2 by what was signed — the same signed
+    // delivery again, under another id or none, is a replay
+    const deliveryId = deliveryIdOf(request) ?? randomUUID();
+    const seenKeys = [`${profile}/${name}/id:${deliveryId}`];
+    if (signed !== undefined) seenKeys.push(`${profile}/${name}/v2:${signed}`);
+    if (seenKeys.some((key) => this.#seen.has(key))) {
       answer(response, 200, { status: 'duplicate', delivery_id: deliveryId });
       return;
     }
+    for (const key of seenKeys) this.#seen.add(key);
+    // A delivery that was not taken must not make the sender's retry a duplicate.
+    const forget = () => {
+      for (const key of seenKeys) this.#seen.delete(key);
+    };
     // 15. deliver directly, or run a turn
     if (route.deliverOnly) {
       const result = await this.#deliver(route, prompt, { idempotencyKey: deliveryId });
       if (!result.success) {
+        forget();
         logger.warn(
           { platform: 'webhook', route: name, error: result.error },
           'webhook delivery failed',
@@ -339,7 +382,12 @@ export class WebhookAdapter implements PlatformAdapter {
       text: prompt,
       receivedAt: Date.now(),
     };
-    await this.#options.sink.accept([message]);
+    try {
+      await this.#options.sink.accept([message]);
+    } catch (error) {
+      forget();
+      throw error;
+    }
     this.#options.sink.dispatch([message]);
     answer(response, 202, { status: 'accepted', route: name, delivery_id: deliveryId });
   }

@@ -174,6 +174,7 @@ export function judgeAnswer(input: {
     else if (isDeepStrictEqual(parsed.value, PROFILE_REFUSAL)) {
       if (status !== 404 || !fuzzCase.request.path.startsWith('/p/'))
         problems.push(`profile refusal with status ${status} on ${fuzzCase.request.path}`);
+      if (fuzzCase.profileServed) problems.push('a profile the gateway serves answered as unknown');
     } else {
       if (fuzzCase.profileRefused) problems.push('an unknown profile answered something else');
       problems.push(

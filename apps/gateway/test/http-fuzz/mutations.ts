@@ -27,12 +27,33 @@ export interface FuzzCase {
   readonly verdict: Verdict;
   /** The answer must be the documented profile refusal (`{"error": "Unknown or …"}`). */
   readonly profileRefused: boolean;
+  /** The prefix names a profile the gateway serves: the answer must not be the profile refusal. */
+  readonly profileServed: boolean;
+  /**
+   * Multiplexing: the request addresses another served profile than `settings.profile`'s (with
+   * that profile's own key when `touchesOther`, so it may change that profile's store).
+   */
+  readonly addressesOther: boolean;
+  readonly touchesOther: boolean;
   readonly request: WireRequest;
 }
 
 export interface FuzzSettings {
+  /** The key of the profile the requests address. */
   readonly apiKey: string;
   readonly maxRequestBytes: number;
+  /**
+   * Multiplexing: the requests address this served profile (not the default one) under its
+   * prefix; the default profile, with its own key, is the other one.
+   */
+  readonly profile?: {
+    /** The prefix the fixtures are made under. */
+    readonly prefix: string;
+    /** Prefixes that name it too (case, escapes, spaces), one picked per request. */
+    readonly aliases: readonly string[];
+    /** The default profile's key: refused under this profile's prefix. */
+    readonly otherKey: string;
+  };
 }
 
 /** A request being mutated. */
@@ -52,6 +73,10 @@ interface Draft {
   /** Byte length the body is padded to with trailing spaces. */
   padTo: number | undefined;
   profileRefused: boolean;
+  /** The prefix names another served profile (the default one). */
+  addressesOther: boolean;
+  /** The bearer is the other profile's key. */
+  otherKey: boolean;
   /** A body edit whose effect the contract leaves open (a nested field, an odd but typed value). */
   uncertainBody: boolean;
 }
@@ -617,6 +642,13 @@ const authorization: Mutation = (draft, { dice, settings, template }) => {
     `Bearer ${'x'.repeat(10_000)}`,
     `Bearer caf\u00e9`,
     ['Bearer wrong', `Bearer ${key}`],
+    // Multiplexing: the other profile's key is no key here.
+    ...(settings.profile
+      ? [
+          `Bearer ${settings.profile.otherKey}`,
+          [`Bearer ${settings.profile.otherKey}`, `Bearer ${key}`],
+        ]
+      : []),
   ];
   const accepted: (string | string[])[] = [
     `bearer ${key}`,
@@ -628,6 +660,8 @@ const authorization: Mutation = (draft, { dice, settings, template }) => {
   const value = refuse ? dice.pick(wrong) : dice.pick(accepted);
   if (value === undefined) delete draft.headers.authorization;
   else draft.headers.authorization = value;
+  draft.otherKey =
+    settings.profile !== undefined && value === `Bearer ${settings.profile.otherKey}`;
   const label = `authorization ${JSON.stringify(value)?.slice(0, 60) ?? 'missing'}`;
   const aspect = 'authorization';
   if (template.public) return { label, verdict: 'any', aspect };
@@ -666,7 +700,58 @@ const otherHeader: Mutation = (draft, { dice }) => {
   };
 };
 
-const profilePrefix: Mutation = (draft, { dice }) => {
+/** Where a multiplexed prefix leads: the addressed profile, the other served one, or nowhere. */
+type PrefixKind = 'same' | 'other' | 'refused';
+
+/** Prefixes on a multiplexing gateway serving `default` and `work` (`parked` is parked). */
+const MULTIPLEX_PREFIXES: readonly [string, PrefixKind][] = [
+  ['/p/work', 'same'],
+  ['/p/WORK', 'same'],
+  ['/p/%77ork', 'same'],
+  ['/p/%20work%20', 'same'],
+  ['/p/default', 'other'],
+  ['/p/DEFAULT', 'other'],
+  ['/p/%64efault', 'other'],
+  // Dot segments are resolved before routing: these are the bare path, the default profile.
+  ['/p/..', 'other'],
+  ['/p/%2E%2E', 'other'],
+  ['/p/parked', 'refused'],
+  ['/p/ghost', 'refused'],
+  ['/p/profiles', 'refused'],
+  ['/p/', 'refused'],
+  ['/p/%20', 'refused'],
+  ['/p/%09', 'refused'],
+  ['/p/%ZZ', 'refused'],
+  ['/p/%E0%A4%A', 'refused'],
+  ['/p/%00', 'refused'],
+  ['/p/work%00', 'refused'],
+  ['/p/work%2F..', 'refused'],
+  ['/p/..%2Fwork', 'refused'],
+  ['/p/%2Fwork', 'refused'],
+  ['/p/work%2Fx', 'refused'],
+  ['/p/.work', 'refused'],
+  ['/p/-work', 'refused'],
+  ['/p/__proto__', 'refused'],
+  ['/p/constructor', 'refused'],
+  ['/p/w%C3%B6rk', 'refused'],
+  ['/p/%E2%80%AEwork', 'refused'],
+  ['/p/%F0%9F%98%80', 'refused'],
+  [`/p/${'a'.repeat(65)}`, 'refused'],
+  [`/p/${'w'.repeat(5000)}`, 'refused'],
+];
+
+const profilePrefix: Mutation = (draft, { dice, settings, template }) => {
+  if (settings.profile) {
+    const [prefix, kind] = dice.pick(MULTIPLEX_PREFIXES);
+    draft.prefix = prefix;
+    draft.profileRefused = kind === 'refused';
+    draft.addressesOther = kind === 'other';
+    const label = `profile prefix ${prefix.length > 40 ? `${prefix.slice(0, 40)}…` : prefix}`;
+    // Another profile's routes want that profile's key (the public ones none).
+    const verdict: Verdict =
+      kind === 'refused' ? 'reject' : kind === 'other' && !template.public ? 'reject' : 'accept';
+    return { label, verdict, aspect: 'profile' };
+  }
   const [prefix, refused] = dice.pick<[string, boolean]>([
     ['/p/other', true],
     ['/p/%ZZ', true],
@@ -709,11 +794,16 @@ const MUTATIONS: readonly [Mutation, number][] = [
   [otherHeader, 3],
   [profilePrefix, 3],
 ];
-const TOTAL_WEIGHT = MUTATIONS.reduce((sum, [, weight]) => sum + weight, 0);
+/** Multiplexing: prefixes and keys are what is under test, so they are drawn more often. */
+const MULTIPLEX_MUTATIONS: readonly [Mutation, number][] = MUTATIONS.map(([mutation, weight]) => [
+  mutation,
+  mutation === profilePrefix ? 16 : mutation === authorization ? 10 : weight,
+]);
 
-function pickMutation(dice: Dice): Mutation {
-  let roll = dice.int(TOTAL_WEIGHT);
-  for (const [mutation, weight] of MUTATIONS) {
+function pickMutation(dice: Dice, settings: FuzzSettings): Mutation {
+  const table = settings.profile ? MULTIPLEX_MUTATIONS : MUTATIONS;
+  let roll = dice.int(table.reduce((sum, [, weight]) => sum + weight, 0));
+  for (const [mutation, weight] of table) {
     if (roll < weight) return mutation;
     roll -= weight;
   }
@@ -768,7 +858,11 @@ export function generateCase(input: {
   const plainBody = template.body?.(fixtures, unique);
   const draft: Draft = {
     method: template.method,
-    prefix: dice.chance(0.2) ? '/p/default' : '',
+    prefix: settings.profile
+      ? dice.pick([settings.profile.prefix, ...settings.profile.aliases])
+      : dice.chance(0.2)
+        ? '/p/default'
+        : '',
     path: template.path,
     id: id === undefined ? undefined : encodeURIComponent(id),
     query: Object.entries(template.query?.(fixtures) ?? {}).map(([key, value]) => [
@@ -785,6 +879,8 @@ export function generateCase(input: {
     chunked: false,
     padTo: undefined,
     profileRefused: false,
+    addressesOther: false,
+    otherKey: false,
     uncertainBody: false,
   };
   const context: MutationContext = { dice, template, fixtures, settings, unique };
@@ -792,7 +888,7 @@ export function generateCase(input: {
   const count = roll < 8 ? 0 : roll < 85 ? 1 : roll < 96 ? 2 : 3;
   const outcomes: Outcome[] = [];
   for (let applied = 0, attempt = 0; applied < count && attempt < 20; attempt += 1) {
-    const outcome = pickMutation(dice)(draft, context);
+    const outcome = pickMutation(dice, settings)(draft, context);
     if (!outcome) continue;
     if (outcome.body && outcome.verdict === 'any') draft.uncertainBody = true;
     record(outcomes, outcome);
@@ -807,6 +903,12 @@ export function generateCase(input: {
       ? bodyVerdict(template, draft.json)
       : 'accept';
   let verdict = draft.profileRefused ? 'reject' : combine(outcomes, base, body);
+  // The other profile's prefix with that profile's own key: a request of its own, judged by the
+  // invariants alone (and it may change that profile's store).
+  const touchesOther = draft.addressesOther && draft.otherKey;
+  if (touchesOther) verdict = 'any';
+  const disturbed = outcomes.some((outcome) => outcome.rerouted || outcome.malformed);
+  const profileServed = !draft.profileRefused && draft.prefix.startsWith('/p/') && !disturbed;
   const bytes = wireBody(draft);
   // Over the limit is a 413 before anything reads it (by its declared length) — or, sent
   // without one, once a route reads it. Artifacts have their own limit.
@@ -823,6 +925,9 @@ export function generateCase(input: {
     mutations: outcomes.map((outcome) => outcome.label),
     verdict,
     profileRefused,
+    profileServed,
+    addressesOther: draft.addressesOther,
+    touchesOther,
     request: {
       method: draft.method,
       path: wirePath(draft),

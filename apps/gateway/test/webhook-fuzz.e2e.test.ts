@@ -242,6 +242,16 @@ describe('webhook listener under generated bad input', () => {
         'error',
       ],
       [
+        'NUL in a header',
+        `POST /webhooks/notify HTTP/1.1\r\nHost: localhost\r\nX-Request-ID: a\0b\r\nContent-Length: 2\r\n\r\n{}`,
+        'error',
+      ],
+      [
+        'headers over 16 KiB',
+        `POST /webhooks/notify HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`,
+        'error',
+      ],
+      [
         'body shorter than its Content-Length, then closed',
         `POST /webhooks/notify HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"a":`,
         'any',
@@ -256,8 +266,19 @@ describe('webhook listener under generated bad input', () => {
       const first = responses[0];
       if (expect === 'error' && !(first && first.status >= 400 && first.status < 500))
         problems.push(`expected a 4xx, got ${first ? first.status : 'no answer'}`);
-      for (const answer of responses)
+      for (const answer of responses) {
         if (answer.status >= 500) problems.push(`server error ${answer.status}`);
+        if (answer.status < 400) continue;
+        // The listener's own shape, also for what Node itself refuses.
+        let error: unknown;
+        try {
+          error = (JSON.parse(answer.body) as { error?: unknown }).error;
+        } catch {
+          error = undefined;
+        }
+        if (typeof error !== 'string' || error === '')
+          problems.push(`${answer.status} without {"error": …}: ${JSON.stringify(answer.body)}`);
+      }
       if (gateway.process.child.exitCode !== null) problems.push('the gateway exited');
       if (problems.length > 0)
         failures.push(

@@ -238,7 +238,7 @@ describe('webhook adapter', () => {
     }
   });
 
-  it('reads JSON whatever the Content-Type, refuses JSON nested past 64 levels, takes delivery ids of any length', async () => {
+  it('reads JSON whatever the Content-Type, refuses JSON nested past 64 levels, takes delivery ids of any length, reads X-Event-Type past a blank X-GitHub-Event', async () => {
     const { post, model } = await webhookGateway(ROUTES);
     const now = Math.floor(Date.now() / 1000);
     const send = (body: string, headers: Record<string, string>) =>
@@ -274,9 +274,21 @@ describe('webhook adapter', () => {
       202,
       { status: 'accepted', route: 'github', delivery_id: long },
     ]);
-    for (let index = 0; index < 100 && model.modelRequests.length === 0; index += 1)
+    // A blank X-GitHub-Event names no event: X-Event-Type is read next.
+    const typed = JSON.stringify({ repository: { name: 'typed' }, pusher: 'ada' });
+    const byType = await post('github', typed, {
+      'x-webhook-signature-v2': signV2(SECRET, typed, now),
+      'x-github-event': '',
+      'x-event-type': 'push',
+      'x-github-delivery': 'e1',
+    });
+    expect([byType.status, ((await byType.json()) as { status: string }).status]).toEqual([
+      202,
+      'accepted',
+    ]);
+    for (let index = 0; index < 100 && model.modelRequests.length < 2; index += 1)
       await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(model.modelRequests).toHaveLength(1);
+    expect(model.modelRequests).toHaveLength(2);
   });
 
   it('takes a signed delivery once: a replay under another id or none is a duplicate, deliveries without ids are each their own', async () => {

@@ -101,16 +101,18 @@ interface AnswerInFlight {
 
 /**
  * Node's own refusal of a request it cannot parse (a bad request line or header bytes, broken
- * framing, headers over its limit), in the OpenAI shape instead of Node's bare status line, and
- * the connection is closed. Bytes that cannot be parsed after a valid request on a keep-alive
- * connection do not cost that request its answer: the refusal follows once the answer in flight
- * is written (it would corrupt that answer if written sooner); if that answer is cut short, the
- * connection just closes. Bytes that break the request being answered (its body's framing) are
- * refused at once, or close the connection if its answer has begun.
+ * framing, headers over its limit), in the OpenAI shape (or the body `render` makes of it: the
+ * webhook listener's `{"error": …}`) instead of Node's bare status line, and the connection is
+ * closed. Bytes that cannot be parsed after a valid request on a keep-alive connection do not
+ * cost that request its answer: the refusal follows once the answer in flight is written (it
+ * would corrupt that answer if written sooner); if that answer is cut short, the connection just
+ * closes. Bytes that break the request being answered (its body's framing) are refused at once,
+ * or close the connection if its answer has begun.
  */
 export function refuseUnparsableRequest(
   error: Error & { code?: string },
   socket: Duplex & { _httpMessage?: AnswerInFlight | null },
+  render: (refusal: HttpError) => unknown = errorBody,
 ): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
@@ -123,7 +125,7 @@ export function refuseUnparsableRequest(
     const after = (finished: boolean) => () => {
       if (settled) return;
       settled = true;
-      if (finished && socket.writable) refuseUnparsableRequest(error, socket);
+      if (finished && socket.writable) refuseUnparsableRequest(error, socket, render);
       else socket.destroy();
     };
     inFlight.once('finish', after(true));
@@ -154,7 +156,7 @@ export function refuseUnparsableRequest(
             code: 'invalid_request',
             message: `Malformed HTTP request${error.code ? ` (${error.code})` : ''}`,
           });
-  const body = JSON.stringify(errorBody(refusal));
+  const body = JSON.stringify(render(refusal));
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     () => socket.destroy(),

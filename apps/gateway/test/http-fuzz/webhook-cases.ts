@@ -559,6 +559,7 @@ const event: Mutation = (draft, dice) => {
     ['none', {}],
     ['X-Event-Type push', { 'x-event-type': 'push' }],
     ['X-Event-Type issues', { 'x-event-type': 'issues' }],
+    ['empty, then X-Event-Type push', { 'x-github-event': '', 'x-event-type': 'push' }],
     ['twice', { 'x-github-event': ['push', 'issues'] }],
   ]);
   delete draft.headers['x-github-event'];

@@ -10,6 +10,7 @@ import type {
   SendResult,
 } from '@hermes/supervisor';
 import type { Logger } from 'pino';
+import { refuseUnparsableRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import type { InboundMessage, InboundSink } from '../inbound.js';
 import { IdempotencyCache } from './idempotency-cache.js';
@@ -128,7 +129,8 @@ function deliveryIdOf(request: IncomingMessage): string | undefined {
 }
 
 function eventOf(request: IncomingMessage, payload: unknown): string | undefined {
-  const fromHeader = header(request, 'x-github-event') ?? header(request, 'x-event-type');
+  // A blank header names no event: the next source is asked.
+  const fromHeader = header(request, 'x-github-event') || header(request, 'x-event-type');
   if (fromHeader) return fromHeader;
   if (payload && typeof payload === 'object') {
     const record = payload as Record<string, unknown>;
@@ -165,6 +167,12 @@ export class WebhookAdapter implements PlatformAdapter {
         else response.destroy();
       });
     });
+    // What Node cannot parse is refused in the listener's own shape, not Node's bare status line.
+    server.on('clientError', (error: Error & { code?: string }, socket) =>
+      refuseUnparsableRequest(error, socket, (refusal) => ({
+        error: refusal.status === 400 ? 'Bad request' : refusal.message,
+      })),
+    );
     const { host, port } = this.#options.settings;
     try {
       // Rejects with the listen error (EADDRINUSE, EACCES, …) instead of resolving.

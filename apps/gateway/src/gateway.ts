@@ -277,8 +277,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   // Read at scrape time: the pieces they name exist by the time HTTP serves.
   const metrics = new GatewayMetrics({
     platforms: () => platformsRef?.status() ?? [],
-    obligationBacklog: () => platformsRef?.owed.size ?? 0,
-    inboundJournal: () => platformsRef?.journal.size ?? 0,
+    obligationBacklog: () => platformsRef?.owedSize ?? 0,
+    inboundJournal: () => platformsRef?.journalSize ?? 0,
     delegationBacklog: () => ({
       pending: registry.runtimes().reduce((sum, runtime) => sum + runtime.pendingCompletions, 0),
       running: registry
@@ -407,8 +407,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       watchdog_strikes: watchdog ? watchdog.strikes : null,
       served_profiles: registry.servedProfiles(),
       platforms: platformsRef?.status() ?? [],
-      obligation_backlog: platformsRef?.owed.size ?? 0,
-      inbound_journal: platformsRef?.journal.size ?? 0,
+      obligation_backlog: platformsRef?.owedSize ?? 0,
+      inbound_journal: platformsRef?.journalSize ?? 0,
       restore_gate: platformsRef ? (platformsRef.gate.isOpen ? 'open' : 'closed') : 'open',
       webhook_url: platformsRef?.webhookUrl ?? null,
     };
@@ -542,7 +542,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   const knobs = readGatewayPlatformKnobs(loaded, env, (message) => logger.warn(message));
   const platforms = new PlatformService({
     home,
-    runtime: primary,
+    registry,
     loaded,
     knobs,
     turns,
@@ -551,11 +551,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     clock: timeScale === 1 ? systemClock : scaledClock(timeScale),
     timeScale,
     runTurn: observedTurn,
-    resolveWebhookProfile: (prefix) => {
-      if (prefix === undefined) return primary.name;
-      // Routes run in the launch profile's scope: another served profile's prefix is refused.
-      return servedProfile(registry, prefix) === primary ? primary.name : null;
-    },
     requestExit: (code, reason) => {
       logger.error({ code, reason }, 'gateway exiting for the service manager');
       if (options.onExitRequested) options.onExitRequested(code, reason);
@@ -565,6 +560,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   });
   cleanups.push(() => platforms.stop());
   platformsRef = platforms;
+  platforms.warnUnservedProfilePlatforms();
   if (platforms.enabled > 0) {
     const summary = await platforms.start();
     logger.info(
@@ -673,7 +669,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
       server.closeIdleConnections();
       logger.debug({ drained }, 'shutdown: turns drained, HTTP admission closed');
       // Replies of the turns that finished go out while the adapters are still up.
-      await waitBounded([platforms.conversations.idle()], RESPONSE_FLUSH_GRACE_MS / 1000);
+      await waitBounded([platforms.idle()], RESPONSE_FLUSH_GRACE_MS / 1000);
       // Phase 4 — bounded adapter teardown.
       await platforms
         .stop()

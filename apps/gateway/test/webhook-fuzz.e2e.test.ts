@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { queryGatewayStatus } from '@hermes/control-socket';
@@ -25,6 +25,7 @@ import {
   type WebhookMemory,
   webhookConfigYaml,
   webhookSubscriptionsJson,
+  workWebhookConfigYaml,
 } from './http-fuzz/webhook-cases.js';
 import { describeWebhookExchange, judgeWebhookAnswer } from './http-fuzz/webhook-judge.js';
 import { Dice } from './http-fuzz/weird-values.js';
@@ -60,13 +61,15 @@ describe('webhook listener under generated bad input', () => {
       modelConfig(model.baseUrl, `gateway:\n  multiplex_profiles: true\n${webhookConfigYaml()}`),
     );
     await writeFile(path.join(root, 'webhook_subscriptions.json'), webhookSubscriptionsJson());
-    // Served profiles besides the default one, and a parked one: none of them owns the listener.
-    for (const [name, file] of [
-      ['work', 'config.yaml'],
-      ['parked', 'gateway.parked'],
+    // A served profile with routes of its own (mirrored under /p/work on the one listener), and a
+    // parked one.
+    const work = path.join(root, 'profiles', 'work');
+    for (const [name, file, text] of [
+      ['work', 'config.yaml', modelConfig(model.baseUrl, workWebhookConfigYaml())],
+      ['parked', 'gateway.parked', ''],
     ] as const) {
       await mkdir(path.join(root, 'profiles', name), { recursive: true, mode: 0o700 });
-      await writeFile(path.join(root, 'profiles', name, file), '', { mode: 0o600 });
+      await writeFile(path.join(root, 'profiles', name, file), text, { mode: 0o600 });
     }
     const gateway = await startGateway({ home: root, env: { HERMES_LOG_LEVEL: 'info' } });
     onTestFinished(async () => {
@@ -86,17 +89,34 @@ describe('webhook listener under generated bad input', () => {
       database.close();
     });
     const watch = new StoreWatch(database);
-    const journal = path.join(root, 'state', 'inbound');
-    const journalFiles = () => {
-      try {
-        return readdirSync(journal)
-          .filter((name) => name.endsWith('.json'))
-          .sort()
-          .join(',');
-      } catch {
-        return '';
+    // Work's store, once a turn of work's has made it (null until then: nothing may make it).
+    let workWatch: StoreWatch | undefined;
+    const workStore = () => {
+      if (!workWatch) {
+        if (!existsSync(path.join(work, 'state.db'))) return null;
+        const workDatabase = new Database(path.join(work, 'state.db'), { readonly: true });
+        onTestFinished(() => {
+          workDatabase.close();
+        });
+        workWatch = new StoreWatch(workDatabase);
       }
+      return workWatch.current();
     };
+    // Both profiles' inbound journals.
+    const journals = [path.join(root, 'state', 'inbound'), path.join(work, 'state', 'inbound')];
+    const journalFiles = () =>
+      journals
+        .flatMap((journal) => {
+          try {
+            return readdirSync(journal)
+              .filter((name) => name.endsWith('.json'))
+              .map((name) => `${path.basename(path.dirname(path.dirname(journal)))}/${name}`);
+          } catch {
+            return [];
+          }
+        })
+        .sort()
+        .join(',');
     /** Replies the routes delivered to their `log` target so far. */
     let replies = 0;
     let scanned = 0;
@@ -154,6 +174,7 @@ describe('webhook listener under generated bad input', () => {
       const allowed = expectedAnswers(fuzzCase.facts, memory);
       const before = {
         store: watch.current(),
+        workStore: workStore(),
         journal: journalFiles(),
         turns: model.modelRequests.length,
       };
@@ -175,6 +196,16 @@ describe('webhook listener under generated bad input', () => {
         // Refused, ignored, a duplicate or delivered as it is: no turn, nothing stored.
         const change = snapshotDifference(before.store, watch.current());
         if (change) problems.push(`no turn, yet the store changed: ${change}`);
+        const workAfter = workStore();
+        const workChange =
+          before.workStore === null
+            ? workAfter === null
+              ? null
+              : "work's store was created"
+            : workAfter === null
+              ? null
+              : snapshotDifference(before.workStore, workAfter);
+        if (workChange) problems.push(`no turn, yet work's store changed: ${workChange}`);
         if (journalFiles() !== before.journal)
           problems.push(`no turn, yet the inbound journal changed: ${journalFiles()}`);
         if (model.modelRequests.length !== before.turns)
@@ -334,6 +365,8 @@ describe('webhook listener under generated bad input', () => {
       throw new Error(
         `webhook fuzz, seed ${SEED} (rerun with HERMES_FUZZ_SEED=${SEED}):\n\n${failures.join('\n\n')}`,
       );
+    // The seed's deliveries reached work's own routes: its turns are in its store.
+    expect(workStore()?.sessions.length ?? 0).toBeGreaterThan(0);
     const health = await client.send({ method: 'GET', path: '/health', headers: {} }, 5_000);
     expect(JSON.parse(health.body.toString('utf8'))).toEqual({ status: 'ok', platform: 'webhook' });
   }, 60_000);

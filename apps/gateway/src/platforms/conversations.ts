@@ -1,6 +1,5 @@
 import type { ProfileRuntime } from '@hermes/agent';
 import type { MessageRecord, SessionStore } from '@hermes/session-store';
-import type { PlatformAdapter } from '@hermes/supervisor';
 import type { Logger } from 'pino';
 import type { RestoreGate } from '../restart/restore-gate.js';
 import type { ActiveTurns } from '../runtime/active-turns.js';
@@ -8,7 +7,7 @@ import type { SlashCommands } from '../runtime/slash-commands.js';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
 import { chatSessionKey, type InboundMessage, type InboundSink, inboundRef } from './inbound.js';
 import type { InboundJournal, JournalEntry } from './inbound-journal.js';
-import type { OwedReplies } from './owed-replies.js';
+import type { OwedReplies, ReplySender } from './owed-replies.js';
 
 /** Sent with a turn resumed after a restart (never stored). */
 export const RESUME_NOTE =
@@ -24,7 +23,7 @@ export interface ConversationsOptions {
   readonly gate: RestoreGate;
   readonly slash: SlashCommands;
   readonly logger: Logger;
-  readonly adapter: (platform: string) => PlatformAdapter | undefined;
+  readonly adapter: (platform: string) => ReplySender | undefined;
   readonly runTurn: (request: TurnRequest) => Promise<TurnOutcome>;
   readonly onTurn?: (platform: string, status: string) => void;
 }
@@ -108,8 +107,9 @@ export class PlatformConversations implements InboundSink {
     const key = chatSessionKey(entry);
     this.#inFlight += 1;
     const previous = this.#chains.get(key) ?? Promise.resolve();
+    // The profile's scope (home and secrets) for everything the message does, not only its turn.
     const next = previous
-      .then(() => this.#handle(entry))
+      .then(() => this.#options.runtime.run(() => this.#handle(entry)))
       .catch((error: unknown) =>
         this.#options.logger.error(
           { err: error, platform: entry.platform, chatId: entry.chatId, ref: entry.ref },

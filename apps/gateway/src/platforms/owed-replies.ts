@@ -19,9 +19,12 @@ export interface OwedReply {
   notBefore: number | null;
 }
 
+/** What replies are sent through: a connected adapter, or a profile's view of one. */
+export type ReplySender = Pick<PlatformAdapter, 'send' | 'sendTyping'>;
+
 export interface OwedRepliesOptions {
   readonly store: () => Promise<SessionStore>;
-  readonly adapter: (platform: string) => PlatformAdapter | undefined;
+  readonly adapter: (platform: string) => ReplySender | undefined;
   readonly logger: Logger;
   readonly sendTimeoutMs?: number;
   /** Multiplies retry waits (tests run faster). */

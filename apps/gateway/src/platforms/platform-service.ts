@@ -1,7 +1,6 @@
 import path from 'node:path';
-import type { ProfileRuntime } from '@hermes/agent';
+import type { ProfileRuntime, ProfileRuntimeSet } from '@hermes/agent';
 import type { LoadedConfig } from '@hermes/config';
-import type { SessionStore } from '@hermes/session-store';
 import {
   createPlatformFleet,
   type PlatformFleet,
@@ -27,9 +26,10 @@ import { RestoreGate, waitBounded } from '../restart/restore-gate.js';
 import type { ActiveTurns } from '../runtime/active-turns.js';
 import type { SlashCommands } from '../runtime/slash-commands.js';
 import type { TurnOutcome, TurnRequest } from '../runtime/turn-runner.js';
-import { PlatformConversations } from './conversations.js';
-import { InboundJournal, type JournalEntry } from './inbound-journal.js';
-import { OwedReplies } from './owed-replies.js';
+import type { PlatformConversations } from './conversations.js';
+import type { InboundJournal, JournalEntry } from './inbound-journal.js';
+import type { OwedReplies, ReplySender } from './owed-replies.js';
+import { PlatformLane } from './platform-lane.js';
 import {
   type GatewayPlatformKnobs,
   type PlatformConfigEntry,
@@ -39,12 +39,14 @@ import {
   TELEGRAM_STARTUP_CONNECT_TIMEOUT_S,
 } from './platform-settings.js';
 import { TelegramAdapter } from './telegram/telegram-adapter.js';
-import { WebhookRoutes } from './webhook/routes.js';
+import { type WebhookRoute, WebhookRoutes } from './webhook/routes.js';
 import { WebhookAdapter } from './webhook/webhook-adapter.js';
+import { WebhookLanes } from './webhook/webhook-lanes.js';
 
 export interface PlatformServiceOptions {
   readonly home: string;
-  readonly runtime: ProfileRuntime;
+  /** The profiles served: the launch one runs the platforms, the others are reached by webhook. */
+  readonly registry: ProfileRuntimeSet;
   readonly loaded: LoadedConfig;
   readonly knobs: GatewayPlatformKnobs;
   readonly turns: ActiveTurns;
@@ -53,8 +55,6 @@ export interface PlatformServiceOptions {
   readonly clock: SupervisorClock;
   readonly timeScale: number;
   readonly runTurn: (request: TurnRequest) => Promise<TurnOutcome>;
-  /** The profile a webhook request addresses (`undefined`: bare route); null = refused. */
-  readonly resolveWebhookProfile: (prefix: string | undefined) => string | null;
   /** The gateway must end: the service manager decides what comes next from the exit code. */
   readonly requestExit: (code: number, reason: string) => void;
   readonly onReconnectAttempt?: (platform: string) => void;
@@ -86,10 +86,11 @@ function supervisorLogger(logger: Logger): SupervisorLogger {
  */
 export class PlatformService {
   readonly configs: Map<SupportedPlatform, PlatformConfigEntry>;
-  readonly journal: InboundJournal;
   readonly gate: RestoreGate;
-  readonly owed: OwedReplies;
-  readonly conversations: PlatformConversations;
+  /** The launch profile's journal, replies owed and conversations. */
+  readonly launch: PlatformLane;
+  /** The profiles the webhook listener serves (undefined without the webhook platform). */
+  readonly webhookLanes: WebhookLanes | undefined;
   readonly fleet: PlatformFleet;
   readonly #options: PlatformServiceOptions;
   #previous: JournalEntry[] = [];
@@ -100,35 +101,54 @@ export class PlatformService {
 
   constructor(options: PlatformServiceOptions) {
     this.#options = options;
-    const { logger } = options;
+    const { logger, registry } = options;
+    const runtime = registry.launch;
     this.configs = readPlatformConfigs(
       options.loaded,
-      (name) => options.runtime.secret(name),
+      (name) => runtime.secret(name),
       (message) => logger.warn(message),
     );
-    this.journal = new InboundJournal(path.join(options.home, 'state', 'inbound'));
     this.gate = new RestoreGate({
       onQueued: (label) =>
         logger.info(`Queued inbound message during gateway startup restore: ${label}`),
     });
-    this.owed = new OwedReplies({
-      store: () => options.runtime.store(),
-      adapter: (platform) => this.fleet.adapter(platform),
-      logger,
-      timeScale: options.timeScale,
-    });
-    this.conversations = new PlatformConversations({
-      runtime: options.runtime,
-      turns: options.turns,
-      journal: this.journal,
-      owed: this.owed,
-      gate: this.gate,
-      slash: options.slash,
-      logger,
-      adapter: (platform) => this.fleet.adapter(platform),
-      runTurn: options.runTurn,
-      ...(options.onTurn ? { onTurn: options.onTurn } : {}),
-    });
+    const lane = (
+      laneRuntime: ProfileRuntime,
+      sender: (platform: string) => ReplySender | undefined,
+    ) =>
+      new PlatformLane({
+        runtime: laneRuntime,
+        turns: options.turns,
+        gate: this.gate,
+        slash: options.slash,
+        logger,
+        timeScale: options.timeScale,
+        runTurn: options.runTurn,
+        sender,
+        onTurn: options.onTurn,
+      });
+    this.launch = lane(runtime, (platform) => this.fleet.adapter(platform));
+    const webhook = this.configs.get('webhook');
+    this.webhookLanes =
+      webhook?.kind === 'webhook'
+        ? new WebhookLanes({
+            registry,
+            launch: this.launch,
+            listenerRoutes: new WebhookRoutes({
+              home: options.home,
+              configured: webhook.routes,
+              owner: runtime.name,
+              warn: (message) => logger.warn(message),
+            }),
+            // Another profile's replies: its webhook routes through the one listener, any other
+            // platform through the gateway's own adapter of it.
+            createLane: (laneRuntime, route) =>
+              lane(laneRuntime, (platform) =>
+                platform === 'webhook' ? this.#webhookSender(route) : this.fleet.adapter(platform),
+              ),
+            logger,
+          })
+        : undefined;
     const { knobs } = options;
     this.fleet = createPlatformFleet<PlatformConfigEntry>({
       platforms: new Map(this.configs),
@@ -147,17 +167,11 @@ export class PlatformService {
       },
       createAdapter: (platform, config, hooks) => {
         if (platform !== 'telegram' || config.kind !== 'telegram') {
-          if (config.kind !== 'webhook') return undefined;
+          const lanes = this.webhookLanes;
+          if (config.kind !== 'webhook' || !lanes) return undefined;
           return new WebhookAdapter({
             settings: config.settings,
-            routes: new WebhookRoutes({
-              home: options.home,
-              configured: config.routes,
-              launchProfile: options.runtime.name,
-              warn: (message) => logger.warn(message),
-            }),
-            sink: this.conversations,
-            resolveProfile: options.resolveWebhookProfile,
+            lane: (prefix) => lanes.resolve(prefix),
             deliverTo: async (target, chatId, content, sendOptions) => {
               const adapter = this.fleet.adapter(target);
               if (!adapter)
@@ -176,7 +190,7 @@ export class PlatformService {
         return new TelegramAdapter({
           settings: config.settings,
           hooks,
-          sink: this.conversations,
+          sink: this.launch.conversations,
           stateDir: path.join(options.home, 'state'),
           logger,
           clock: options.clock,
@@ -192,6 +206,83 @@ export class PlatformService {
 
   get enabled(): number {
     return this.configs.size;
+  }
+
+  /** The launch profile's inbound journal. */
+  get journal(): InboundJournal {
+    return this.launch.journal;
+  }
+
+  /** The launch profile's replies owed. */
+  get owed(): OwedReplies {
+    return this.launch.owed;
+  }
+
+  /** The launch profile's conversations. */
+  get conversations(): PlatformConversations {
+    return this.launch.conversations;
+  }
+
+  /** Every served profile's lane built so far, the launch profile's first. */
+  lanes(): PlatformLane[] {
+    return [this.launch, ...(this.webhookLanes?.secondaries() ?? [])];
+  }
+
+  /** Replies owed by every served profile. */
+  get owedSize(): number {
+    return this.lanes().reduce((sum, lane) => sum + lane.owed.size, 0);
+  }
+
+  /** Inbound journal entries of every served profile. */
+  get journalSize(): number {
+    return this.lanes().reduce((sum, lane) => sum + lane.journal.size, 0);
+  }
+
+  /** Resolves once every served profile's queued platform messages are handled. */
+  async idle(): Promise<void> {
+    await Promise.all(this.lanes().map((lane) => lane.conversations.idle()));
+  }
+
+  /**
+   * Multiplexing: says which platforms other served profiles enable that this gateway does not
+   * run for them — their own Telegram bot, or webhook routes when there is no listener to mirror
+   * them on. (Their webhook host and port are reported when their routes are mirrored.)
+   */
+  warnUnservedProfilePlatforms(): void {
+    const { registry, logger } = this.#options;
+    if (registry.serve !== 'multiplex') return;
+    for (const name of registry.servedProfiles()) {
+      const runtime = registry.find(name);
+      if (!runtime || runtime === registry.launch) continue;
+      let platforms: LoadedConfig['config']['platforms'];
+      try {
+        platforms = runtime.config().config.platforms;
+      } catch {
+        continue; // reported when the profile is used
+      }
+      if (platforms.webhook?.enabled && !this.webhookLanes)
+        logger.warn(
+          `profile ${name}: platforms.webhook is not served: its routes are mirrored under /p/${name} on the webhook listener of profile ${registry.launch.name}, which does not enable platforms.webhook`,
+        );
+      if (platforms.telegram?.enabled)
+        logger.warn(
+          `profile ${name}: platforms.telegram is not served: under multiplexing only profile ${registry.launch.name}'s platforms run (webhook routes excepted)`,
+        );
+    }
+  }
+
+  /** Another profile's webhook replies, sent through the listener while it is connected. */
+  #webhookSender(route: (name: string) => WebhookRoute | undefined): ReplySender | undefined {
+    const adapter = this.fleet.adapter('webhook');
+    if (!(adapter instanceof WebhookAdapter)) return undefined;
+    return {
+      send: async (chatId, content, sendOptions) => {
+        const found = route(chatId);
+        if (!found)
+          return { success: false, error: `unknown webhook route ${chatId}`, retryable: false };
+        return adapter.sendRoute(found, content, sendOptions);
+      },
+    };
   }
 
   /** Reads what the previous run left (markers, journal), then connects every platform. */
@@ -217,63 +308,48 @@ export class PlatformService {
    */
   async boot(): Promise<BootReport> {
     const { logger, knobs } = this.#options;
-    const store = await this.#options.runtime.store();
     const connected = this.fleet.connected();
-    const claimed = connected.length > 0 ? await this.#claim(store, connected) : 0;
+    const claimed = connected.length > 0 ? await this.launch.claim(connected) : 0;
     const bootSends = (async () => {
       const notified = await this.#sendRestartNotice();
       await this.#sendOnlineNotices(notified);
       await this.owed.deliver();
     })().catch((error: unknown) => logger.warn({ err: error }, 'boot sends failed'));
     const recovered = this.conversations.recover(this.#previous);
-    const stillRunning = await waitBounded([bootSends, ...recovered], knobs.restoreGateTimeoutS);
+    // Every other profile the webhook listener serves: its own journal and owed replies.
+    const others = await (this.webhookLanes?.startServed() ?? Promise.resolve([]));
+    const stillRunning = await waitBounded(
+      [bootSends, ...recovered, ...others],
+      knobs.restoreGateTimeoutS,
+    );
     if (stillRunning > 0)
       logger.warn(
         `Startup-restore gate released after ${knobs.restoreGateTimeoutS}s with ${stillRunning} boot task(s) still running; they continue in the background.`,
       );
     const replayed = this.gate.open();
     logger.info(
-      { claimed, recovered: recovered.length, stillRunning, replayed },
+      { claimed, recovered: recovered.length + others.length, stillRunning, replayed },
       'startup restore finished; inbound gate open',
     );
     return {
       cleanShutdown: this.#cleanShutdown,
       claimed,
-      recovered: recovered.length,
+      recovered: recovered.length + others.length,
       stillRunning,
       replayed,
     };
   }
 
-  async #claim(store: SessionStore, platforms: readonly string[]): Promise<number> {
-    const rows = await store.claimPendingObligations({ platforms }).catch((error: unknown) => {
-      this.#options.logger.warn({ err: error }, 'obligation claim failed');
-      return [];
-    });
-    for (const row of rows) {
-      this.owed.add({
-        obligationId: row.obligationId,
-        platform: row.platform,
-        chatId: row.chatId,
-        threadId: row.threadId,
-        content: row.content,
-        needsMarker: row.needsRecoveredMarker,
-        notBefore: row.adopted ? row.notBefore : null,
-      });
-    }
-    if (rows.length > 0)
-      this.#options.logger.info(
-        { count: rows.length, platforms },
-        'claimed owed replies of the previous run',
-      );
-    return rows.length;
-  }
-
   async #afterReconnect(platform: string): Promise<void> {
     try {
-      const store = await this.#options.runtime.store();
-      await this.#claim(store, [platform]);
-      const delivered = await this.owed.deliver(platform);
+      let delivered = 0;
+      for (const lane of this.lanes()) {
+        // Another profile owes replies on the webhook only (its other platforms are not run), and
+        // only if its store is open: it was opened when the lane found a state.db to claim from.
+        if (lane !== this.launch && (platform !== 'webhook' || !lane.runtime.storeIfOpen)) continue;
+        await lane.claim([platform]);
+        delivered += await lane.owed.deliver(platform);
+      }
       if (delivered > 0)
         this.#options.logger.info(
           { platform, delivered },
@@ -344,7 +420,7 @@ export class PlatformService {
   }
 
   async stop(): Promise<void> {
-    this.owed.stop();
+    for (const lane of this.lanes()) lane.owed.stop();
     await this.fleet.stop();
   }
 }

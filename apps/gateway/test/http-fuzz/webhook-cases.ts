@@ -22,59 +22,73 @@ const TOLERANCE_S = 300;
 export const LIMITED_RATE = 5;
 const PUSH_PROMPT = 'Push to {payload.repository.name}: {payload.head_commit.message}';
 
+/** The profiles of the fuzz gateway that a webhook request can address. */
+export type FuzzProfile = 'default' | 'work';
+
 export interface WebhookRouteSpec {
   readonly name: string;
+  /** The profile whose config (or `webhook_subscriptions.json`) declares it. */
+  readonly table: FuzzProfile;
   /** `undefined`: no secret; `INSECURE_NO_AUTH` turns the check off (dynamic: loopback only). */
   readonly secret: string | undefined;
   readonly enabled: boolean;
-  /** Bound to the profile the gateway serves (false: `profile: work`, or a `profile:` that never matches). */
-  readonly reachable: boolean;
+  /** The profile it is bound to (`profile:`, absent = its table's); null: a `profile:` that never matches. */
+  readonly profile: FuzzProfile | null;
   readonly events?: readonly string[];
   readonly deliverOnly: boolean;
   readonly rateLimit?: number;
   readonly dynamic?: boolean;
 }
 
+const DEFAULT_ROUTE = { table: 'default', profile: 'default', enabled: true } as const;
+const WORK_ROUTE = { table: 'work', profile: 'work', enabled: true } as const;
+
 export const WEBHOOK_ROUTES: readonly WebhookRouteSpec[] = [
   {
+    ...DEFAULT_ROUTE,
     name: 'push',
     secret: SECRET_A,
-    enabled: true,
-    reachable: true,
     events: ['push', 'ping'],
     deliverOnly: false,
   },
-  { name: 'any', secret: SECRET_B, enabled: true, reachable: true, deliverOnly: false },
-  { name: 'notify', secret: SECRET_A, enabled: true, reachable: true, deliverOnly: true },
+  { ...DEFAULT_ROUTE, name: 'any', secret: SECRET_B, deliverOnly: false },
+  { ...DEFAULT_ROUTE, name: 'notify', secret: SECRET_A, deliverOnly: true },
   {
+    ...DEFAULT_ROUTE,
     name: 'limited',
     secret: SECRET_B,
-    enabled: true,
-    reachable: true,
     deliverOnly: true,
     rateLimit: LIMITED_RATE,
   },
-  { name: 'off', secret: SECRET_A, enabled: false, reachable: true, deliverOnly: true },
-  { name: 'nosecret', secret: undefined, enabled: true, reachable: true, deliverOnly: true },
-  { name: 'work_only', secret: SECRET_A, enabled: true, reachable: false, deliverOnly: true },
-  { name: 'nobody', secret: SECRET_A, enabled: true, reachable: false, deliverOnly: true },
-  {
-    name: 'dyn',
-    secret: SECRET_DYNAMIC,
-    enabled: true,
-    reachable: true,
-    deliverOnly: true,
-    dynamic: true,
-  },
-  {
-    name: 'open',
-    secret: 'INSECURE_NO_AUTH',
-    enabled: true,
-    reachable: true,
-    deliverOnly: true,
-    dynamic: true,
-  },
+  { ...DEFAULT_ROUTE, name: 'off', secret: SECRET_A, enabled: false, deliverOnly: true },
+  { ...DEFAULT_ROUTE, name: 'nosecret', secret: undefined, deliverOnly: true },
+  // The listener's routes bound to work (reached under /p/work only) and to no profile.
+  { ...DEFAULT_ROUTE, name: 'work_only', secret: SECRET_A, profile: 'work', deliverOnly: true },
+  { ...DEFAULT_ROUTE, name: 'nobody', secret: SECRET_A, profile: null, deliverOnly: true },
+  { ...DEFAULT_ROUTE, name: 'dyn', secret: SECRET_DYNAMIC, deliverOnly: true, dynamic: true },
+  { ...DEFAULT_ROUTE, name: 'open', secret: 'INSECURE_NO_AUTH', deliverOnly: true, dynamic: true },
+  // Work's own: `notify` again under work's secret, a turn route, one bound back to default.
+  { ...WORK_ROUTE, name: 'notify', secret: SECRET_B, deliverOnly: true },
+  { ...WORK_ROUTE, name: 'wpush', secret: SECRET_B, events: ['push'], deliverOnly: false },
+  { ...WORK_ROUTE, name: 'wdefault', secret: SECRET_B, profile: 'default', deliverOnly: true },
 ];
+
+/**
+ * The route a request to `name` under `profile`'s prefix meets: the profile's own routes first,
+ * then the listener's (the default profile's) bound to it; one bound elsewhere is none.
+ */
+export function routeFor(
+  profile: FuzzProfile,
+  name: string | undefined,
+): WebhookRouteSpec | undefined {
+  if (name === undefined) return undefined;
+  const tables: FuzzProfile[] = profile === 'work' ? ['work', 'default'] : ['default'];
+  for (const table of tables) {
+    const route = WEBHOOK_ROUTES.find((spec) => spec.table === table && spec.name === name);
+    if (route?.profile === profile) return route;
+  }
+  return undefined;
+}
 
 /** The `platforms.webhook` block of the fuzz gateway's `config.yaml` (the static routes). */
 export function webhookConfigYaml(): string {
@@ -85,10 +99,20 @@ export function webhookConfigYaml(): string {
     `      limited:\n        secret: ${SECRET_B}\n        deliver_only: true\n        rate_limit: ${LIMITED_RATE}`,
     `      off:\n        secret: ${SECRET_A}\n        enabled: false`,
     '      nosecret:\n        deliver_only: true',
-    `      work_only:\n        secret: ${SECRET_A}\n        profile: work\n        deliver_only: true`,
+    `      work_only:\n        secret: ${SECRET_A}\n        profile: work\n        deliver_only: true\n        rate_limit: 1000000`,
     `      nobody:\n        secret: ${SECRET_A}\n        profile: null\n        deliver_only: true`,
   ];
   return `platforms:\n  webhook:\n    enabled: true\n    port: 0\n    max_body_bytes: ${WEBHOOK_MAX_BODY_BYTES}\n    routes:\n${routes.join('\n')}\n`;
+}
+
+/** The `platforms.webhook` block of the served profile `work` (mirrored on the one listener). */
+export function workWebhookConfigYaml(): string {
+  const routes = [
+    `      notify:\n        secret: ${SECRET_B}\n        deliver_only: true\n        rate_limit: 1000000`,
+    `      wpush:\n        secret: ${SECRET_B}\n        events: [push]\n        prompt: "${PUSH_PROMPT}"\n        rate_limit: 1000000`,
+    `      wdefault:\n        secret: ${SECRET_B}\n        profile: default\n        deliver_only: true`,
+  ];
+  return `platforms:\n  webhook:\n    enabled: true\n    routes:\n${routes.join('\n')}\n`;
 }
 
 /** `webhook_subscriptions.json`: the dynamic routes. */
@@ -116,7 +140,8 @@ export interface Allowed {
 
 type SignatureClass = 'valid' | 'invalid' | 'either';
 type BodyClass = 'json' | 'form' | 'garbage' | 'deep' | 'odd';
-type PrefixClass = 'none' | 'self' | 'refused' | 'unmatched';
+/** `self` names the default profile, `work` the other served one. */
+type PrefixClass = 'none' | 'self' | 'work' | 'refused' | 'unmatched';
 
 /** What a case did, as the checks of the contract see it. */
 export interface WebhookFacts {
@@ -129,6 +154,8 @@ export interface WebhookFacts {
   readonly route: WebhookRouteSpec | undefined;
   /** The name as the gateway decodes it (`undefined`: it cannot be decoded). */
   readonly routeName: string | undefined;
+  /** The secret the case was signed with (another route's secret makes any signature wrong). */
+  readonly signedWith: string;
   readonly overLimit: boolean;
   readonly signature: SignatureClass;
   /** A valid V2 signature, as `<t>:<hex>`: the same signed delivery twice is a replay. */
@@ -314,8 +341,11 @@ const PREFIXES: readonly [string, PrefixClass][] = [
   ['/p/%20default%20', 'self'],
   // Dot segments are resolved before routing: this is the bare path.
   ['/p/..', 'none'],
-  ['/p/work', 'refused'],
-  ['/p/WORK', 'refused'],
+  // A served profile: its own routes, and the listener's bound to it.
+  ['/p/work', 'work'],
+  ['/p/WORK', 'work'],
+  ['/p/%77ork', 'work'],
+  ['/p/%20work%20', 'work'],
   ['/p/parked', 'refused'],
   ['/p/ghost', 'refused'],
   ['/p/%20', 'refused'],
@@ -528,7 +558,10 @@ const pathShape: Mutation = (draft, dice) => {
       .map((char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`)
       .join('');
     draft.routeName = decoded;
-    draft.route = WEBHOOK_ROUTES.find((route) => route.name === decoded);
+    draft.route =
+      WEBHOOK_ROUTES.find(
+        (route) => route.name === decoded && route.table === draft.route?.table,
+      ) ?? WEBHOOK_ROUTES.find((route) => route.name === decoded);
   } else if (form === 'dot segment') draft.segment = `x/../${draft.segment}`;
   else if (form === 'double slash') draft.doubleSlash = true;
   else if (form === 'empty name') draft.segment = '';
@@ -675,6 +708,7 @@ function finish(
       prefix: draft.prefixClass,
       route: draft.route,
       routeName: draft.routeName,
+      signedWith: secret,
       overLimit: bytes.byteLength > WEBHOOK_MAX_BODY_BYTES,
       signature: signed.signature,
       // A route that checks no signature takes no signature as a delivery's identity.
@@ -704,14 +738,19 @@ export function generateWebhookCase(input: {
   const { dice, unique, index, nowS } = input;
   // The routes a delivery is meant for most of the time, the refusing ones now and then.
   const routeSpec = dice.chance(0.8)
-    ? dice.pick(WEBHOOK_ROUTES.filter((route) => route.enabled && route.reachable && route.secret))
+    ? dice.pick(
+        WEBHOOK_ROUTES.filter((route) => route.enabled && route.profile !== null && route.secret),
+      )
     : dice.pick(WEBHOOK_ROUTES);
+  // A route bound to work is sent where it is reached: under /p/work.
+  const [startPrefix, startClass]: [string, PrefixClass] =
+    routeSpec.profile === 'work' ? ['/p/work', 'work'] : ['', 'none'];
   const marker = `marker-${unique}`;
   const json = JSON.stringify(basePayload(marker));
   const draft: Draft = {
     method: 'POST',
-    prefix: '',
-    prefixClass: 'none',
+    prefix: startPrefix,
+    prefixClass: startClass,
     segment: routeSpec.name,
     routeName: routeSpec.name,
     route: routeSpec,
@@ -776,6 +815,15 @@ export interface WebhookMemory {
 
 const PROFILE_REFUSAL = 'Unknown or unconfigured profile';
 
+/** The profile a case's prefix addresses and the route it meets there. */
+function addressed(facts: WebhookFacts): {
+  profile: FuzzProfile;
+  route: WebhookRouteSpec | undefined;
+} {
+  const profile: FuzzProfile = facts.prefix === 'work' ? 'work' : 'default';
+  return { profile, route: routeFor(profile, facts.routeName) };
+}
+
 /**
  * The answers docs/operations.md allows for a case, in the order of its checks: the first check
  * that fails answers. Where a fact may go either way, both branches are allowed.
@@ -792,8 +840,8 @@ export function expectedAnswers(facts: WebhookFacts, memory: WebhookMemory): All
     ];
   if (facts.method !== 'POST') return [{ status: 405, error: 'Method not allowed' }];
   if (facts.prefix === 'refused') return [{ status: 404, error: PROFILE_REFUSAL }];
-  const route = facts.route;
-  if (!route?.reachable)
+  const { profile, route } = addressed(facts);
+  if (!route)
     return [
       {
         status: 404,
@@ -807,7 +855,8 @@ export function expectedAnswers(facts: WebhookFacts, memory: WebhookMemory): All
   const refusals: Allowed[] = [];
   const insecure = route.secret === 'INSECURE_NO_AUTH';
   if (!insecure) {
-    if (facts.signature === 'invalid') return [{ status: 401, error: 'Invalid signature' }];
+    if (facts.signature === 'invalid' || facts.signedWith !== route.secret)
+      return [{ status: 401, error: 'Invalid signature' }];
     if (facts.signature === 'either') refusals.push({ status: 401, error: 'Invalid signature' });
   }
   if (route.rateLimit !== undefined) {
@@ -825,11 +874,12 @@ export function expectedAnswers(facts: WebhookFacts, memory: WebhookMemory): All
     else if (facts.event === undefined || !route.events.includes(facts.event))
       return [...refusals, { status: 200, outcome: 'ignored' }];
   }
+  // Delivery ids and signatures are remembered per profile and route.
   const replayed =
     (facts.deliveryId !== undefined &&
-      memory.deliveries.has(`${route.name}/${facts.deliveryId}`)) ||
+      memory.deliveries.has(`${profile}/${route.name}/${facts.deliveryId}`)) ||
     (facts.signatureKey !== undefined &&
-      memory.signatures.has(`${route.name}/${facts.signatureKey}`));
+      memory.signatures.has(`${profile}/${route.name}/${facts.signatureKey}`));
   if (replayed) return [...refusals, { status: 200, outcome: 'duplicate' }];
   return [
     ...refusals,
@@ -845,7 +895,7 @@ export function remember(
   facts: WebhookFacts,
   answer: { status: number; error?: string; outcome?: string },
 ): void {
-  const route = facts.route;
+  const { profile, route } = addressed(facts);
   if (!route) return;
   const passedSignature = answer.status < 300 || answer.error === 'Cannot parse body';
   if (route.rateLimit !== undefined && passedSignature) {
@@ -853,8 +903,9 @@ export function remember(
     memory.limitedHits += 1;
   }
   if (answer.outcome === 'accepted' || answer.outcome === 'delivered') {
-    if (facts.deliveryId !== undefined) memory.deliveries.add(`${route.name}/${facts.deliveryId}`);
+    if (facts.deliveryId !== undefined)
+      memory.deliveries.add(`${profile}/${route.name}/${facts.deliveryId}`);
     if (facts.signatureKey !== undefined)
-      memory.signatures.add(`${route.name}/${facts.signatureKey}`);
+      memory.signatures.add(`${profile}/${route.name}/${facts.signatureKey}`);
   }
 }

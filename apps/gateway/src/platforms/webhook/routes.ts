@@ -9,7 +9,7 @@ export const DEFAULT_WEBHOOK_RATE_LIMIT = 30;
 const routeSchema = v.object({
   secret: v.optional(v.string()),
   enabled: v.optional(v.boolean(), true),
-  /** Absent: the profile the gateway serves. null, blank or not a string: never reachable. */
+  /** Absent: the profile whose config declares it. null, blank or not a string: never reachable. */
   profile: v.optional(v.unknown()),
   events: v.optional(v.array(v.string())),
   prompt: v.optional(v.string()),
@@ -40,7 +40,7 @@ export interface WebhookRoute {
 
 function parseRoutes(
   value: unknown,
-  options: { dynamic: boolean; launchProfile: string; warn: (message: string) => void },
+  options: { dynamic: boolean; owner: string; warn: (message: string) => void },
 ): Map<string, WebhookRoute> {
   const routes = new Map<string, WebhookRoute>();
   if (value === undefined || value === null) return routes;
@@ -63,7 +63,7 @@ function parseRoutes(
     const route = parsed.output;
     const hasProfile = raw !== null && typeof raw === 'object' && 'profile' in raw;
     const profile = !hasProfile
-      ? options.launchProfile
+      ? options.owner
       : typeof route.profile === 'string' && route.profile.trim() !== ''
         ? route.profile.trim()
         : null;
@@ -95,7 +95,7 @@ function parseRoutes(
 export class WebhookRoutes {
   readonly #static: Map<string, WebhookRoute>;
   readonly #file: string;
-  readonly #launchProfile: string;
+  readonly #owner: string;
   readonly #warn: (message: string) => void;
   #dynamic = new Map<string, WebhookRoute>();
   #mtimeMs: number | undefined;
@@ -103,15 +103,16 @@ export class WebhookRoutes {
   constructor(options: {
     home: string;
     configured: unknown;
-    launchProfile: string;
+    /** The profile whose config declares the routes: a route without `profile:` is bound to it. */
+    owner: string;
     warn: (message: string) => void;
   }) {
     this.#file = path.join(options.home, WEBHOOK_SUBSCRIPTIONS_FILE);
-    this.#launchProfile = options.launchProfile;
+    this.#owner = options.owner;
     this.#warn = options.warn;
     this.#static = parseRoutes(options.configured, {
       dynamic: false,
-      launchProfile: options.launchProfile,
+      owner: options.owner,
       warn: options.warn,
     });
   }
@@ -137,7 +138,7 @@ export class WebhookRoutes {
           : document;
       this.#dynamic = parseRoutes(mapping, {
         dynamic: true,
-        launchProfile: this.#launchProfile,
+        owner: this.#owner,
         warn: this.#warn,
       });
     } catch (error) {

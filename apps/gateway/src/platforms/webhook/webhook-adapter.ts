@@ -12,16 +12,17 @@ import type {
 import type { Logger } from 'pino';
 import { refuseUnparsableRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../json-depth.js';
-import type { InboundMessage, InboundSink } from '../inbound.js';
+import type { InboundMessage } from '../inbound.js';
 import { IdempotencyCache } from './idempotency-cache.js';
 import { FixedRateWindow } from './rate-window.js';
-import { renderPrompt, type WebhookRoute, type WebhookRoutes } from './routes.js';
+import { renderPrompt, type WebhookRoute } from './routes.js';
 import {
   INSECURE_NO_AUTH,
   SIGNATURE_V1_HEADER,
   SIGNATURE_V2_HEADER,
   verifySignature,
 } from './signature.js';
+import type { WebhookLane } from './webhook-lanes.js';
 
 export const DEFAULT_WEBHOOK_PORT = 8644;
 export const DEFAULT_WEBHOOK_MAX_BODY_BYTES = 1_048_576;
@@ -35,10 +36,11 @@ export interface WebhookSettings {
 
 export interface WebhookAdapterOptions {
   readonly settings: WebhookSettings;
-  readonly routes: WebhookRoutes;
-  readonly sink: InboundSink;
-  /** The profile a request addresses (`undefined`: the bare route); null = refused (404). */
-  readonly resolveProfile: (prefix: string | undefined) => string | null;
+  /**
+   * The profile a request addresses (`undefined`: the bare route) with its routes and where its
+   * deliveries go; null = refused (404).
+   */
+  readonly lane: (prefix: string | undefined) => WebhookLane | null;
   /** Sends to another platform (a route's `deliver: telegram`). */
   readonly deliverTo: (
     platform: string,
@@ -144,7 +146,9 @@ function eventOf(request: IncomingMessage, payload: unknown): string | undefined
  * /p/<profile>/webhooks/<route>`) checking each request in the reference's order — profile, route,
  * binding, enabled, size, body, secret, signature, rate limit, parse, event filter, prompt,
  * idempotency — then either delivering directly (`deliver_only`) or running the rendered prompt as
- * a turn of the route's conversation, whose reply goes to the route's `deliver` target.
+ * a turn of the route's conversation, whose reply goes to the route's `deliver` target. Everything
+ * after the profile is the addressed profile's (its lane): routes, rate windows and delivery ids
+ * are counted per profile, and the request runs in its scope.
  */
 export class WebhookAdapter implements PlatformAdapter {
   readonly platform = 'webhook';
@@ -206,14 +210,20 @@ export class WebhookAdapter implements PlatformAdapter {
     });
   }
 
+  /** A reply to a route of the launch profile (another profile's lane sends with `sendRoute`). */
   async send(chatId: string, content: string, options: SendOptions = {}): Promise<SendResult> {
-    const route = this.#options.routes.get(chatId);
+    const route = this.#options.lane(undefined)?.route(chatId);
     if (!route)
       return { success: false, error: `unknown webhook route ${chatId}`, retryable: false };
-    return this.#deliver(route, content, options);
+    return this.sendRoute(route, content, options);
   }
 
-  async #deliver(route: WebhookRoute, content: string, options: SendOptions): Promise<SendResult> {
+  /** Delivers `content` to the route's `deliver` target. */
+  async sendRoute(
+    route: WebhookRoute,
+    content: string,
+    options: SendOptions = {},
+  ): Promise<SendResult> {
     if (route.deliver === 'telegram') {
       if (!route.deliverChatId)
         return {
@@ -223,7 +233,10 @@ export class WebhookAdapter implements PlatformAdapter {
         };
       return this.#options.deliverTo('telegram', route.deliverChatId, content, options);
     }
-    this.#options.logger.info({ platform: 'webhook', route: route.name, content }, 'webhook reply');
+    this.#options.logger.info(
+      { platform: 'webhook', profile: route.profile, route: route.name, content },
+      'webhook reply',
+    );
     return { success: true, messageId: options.idempotencyKey };
   }
 
@@ -253,19 +266,31 @@ export class WebhookAdapter implements PlatformAdapter {
     const segment = match[2] ?? '';
     // An undecodable name names no route; it is quoted as it came.
     const name = decodeSegment(segment) ?? segment;
-    const { routes, logger } = this.#options;
-    // 1. dynamic routes
-    await routes.reload();
     // 2. profile: a prefix that is blank or does not decode names none (refused, as by the API)
     const prefix = match[1] === undefined ? undefined : decodeSegment(match[1])?.trim();
-    const profile = match[1] !== undefined && !prefix ? null : this.#options.resolveProfile(prefix);
-    if (profile === null) {
+    const lane = match[1] !== undefined && !prefix ? null : this.#options.lane(prefix);
+    if (lane === null) {
       answer(response, 404, { error: PROFILE_REJECTED_ERROR });
       return;
     }
+    await lane.ready;
+    // 1. dynamic routes (the profile's own and the listener's)
+    await lane.reload();
+    await lane.run(() => this.#handleRoute(lane, name, request, response));
+  }
+
+  /** Steps 3–15 for the addressed profile, inside its scope. */
+  async #handleRoute(
+    lane: WebhookLane,
+    name: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> {
+    const { logger } = this.#options;
+    const profile = lane.profile;
     // 3–4. route exists and is bound to this profile (a mismatch looks like an unknown route)
-    const route = routes.get(name);
-    if (!route || route.profile !== profile) {
+    const route = lane.route(name);
+    if (!route) {
       answer(response, 404, { error: `Unknown route: ${name}` });
       return;
     }
@@ -314,7 +339,7 @@ export class WebhookAdapter implements PlatformAdapter {
             });
       if (!verdict.ok) {
         logger.warn(
-          { platform: 'webhook', route: name, reason: verdict.reason },
+          { platform: 'webhook', profile, route: name, reason: verdict.reason },
           'webhook signature refused',
         );
         answer(response, 401, { error: 'Invalid signature' });
@@ -323,7 +348,7 @@ export class WebhookAdapter implements PlatformAdapter {
       if (verdict.version === 'v2') signed = verdict.signed;
       else
         logger.warn(
-          { platform: 'webhook', route: name },
+          { platform: 'webhook', profile, route: name },
           `webhook route ${name} was signed with the deprecated ${SIGNATURE_V1_HEADER} header; move the sender to ${SIGNATURE_V2_HEADER}`,
         );
     }
@@ -367,11 +392,11 @@ export class WebhookAdapter implements PlatformAdapter {
     };
     // 15. deliver directly, or run a turn
     if (route.deliverOnly) {
-      const result = await this.#deliver(route, prompt, { idempotencyKey: deliveryId });
+      const result = await this.sendRoute(route, prompt, { idempotencyKey: deliveryId });
       if (!result.success) {
         forget();
         logger.warn(
-          { platform: 'webhook', route: name, error: result.error },
+          { platform: 'webhook', profile, route: name, error: result.error },
           'webhook delivery failed',
         );
         answer(response, 502, { error: 'Delivery failed' });
@@ -391,12 +416,12 @@ export class WebhookAdapter implements PlatformAdapter {
       receivedAt: Date.now(),
     };
     try {
-      await this.#options.sink.accept([message]);
+      await lane.sink.accept([message]);
     } catch (error) {
       forget();
       throw error;
     }
-    this.#options.sink.dispatch([message]);
+    lane.sink.dispatch([message]);
     answer(response, 202, { status: 'accepted', route: name, delivery_id: deliveryId });
   }
 }

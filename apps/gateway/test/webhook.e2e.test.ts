@@ -11,10 +11,14 @@ import { echoScript } from './model-scripts.js';
 
 const SECRET = 'whsec-0123456789abcdef';
 
-async function webhookGateway(yaml: string, extra: { telegram?: FakeTelegram } = {}) {
+async function webhookGateway(
+  yaml: string,
+  extra: { telegram?: FakeTelegram; dotenv?: string } = {},
+) {
   const model = await startModelServer({ script: echoScript(20) });
   const home = (await tempHome()).path;
   await writeConfig(home, modelConfig(model.baseUrl, yaml));
+  if (extra.dotenv !== undefined) await writeFile(path.join(home, '.env'), extra.dotenv);
   const gateway = await startGateway({
     home,
     env: extra.telegram ? { TELEGRAM_BOT_TOKEN: '1:tok-abcdefghijklmnopqrstu' } : {},
@@ -150,6 +154,56 @@ describe('webhook adapter', () => {
     const log = gateway.process.stderr();
     expect(log).toContain('deprecated x-webhook-signature header');
     expect(log).toContain('echo: Push to hermes by ada'); // the reply went to the route's log target
+  });
+
+  it("reads a route's secret from the profile's .env by secret_env; unset, the route refuses every delivery; secret and secret_env together are refused", async () => {
+    const envSecret = 'whsec-from-dotenv-42';
+    const { post, gateway } = await webhookGateway(
+      `platforms:
+  webhook:
+    enabled: true
+    port: 0
+    routes:
+      fromenv:
+        secret_env: HOOK_SECRET
+        deliver_only: true
+      unset:
+        secret_env: NOT_IN_DOTENV
+        deliver_only: true
+      both:
+        secret: ${SECRET}
+        secret_env: HOOK_SECRET
+        deliver_only: true
+`,
+      { dotenv: `HOOK_SECRET=${envSecret}\n` },
+    );
+    const body = JSON.stringify({ note: 'hi' });
+    const now = Math.floor(Date.now() / 1000);
+    const signedWith = (secret: string, id: string) => ({
+      'x-webhook-signature-v2': signV2(secret, body, now),
+      'x-github-delivery': id,
+    });
+    const taken = await post('fromenv', body, signedWith(envSecret, 'e1'));
+    expect([taken.status, await taken.json()]).toEqual([
+      200,
+      expect.objectContaining({ status: 'delivered' }),
+    ]);
+    // The variable's name is no secret: a delivery signed with it, or with another secret, is not.
+    for (const wrong of ['HOOK_SECRET', SECRET]) {
+      const refused = await post('fromenv', body, signedWith(wrong, `e-${wrong}`));
+      expect([refused.status, await refused.json()]).toEqual([401, { error: 'Invalid signature' }]);
+    }
+    const unset = await post('unset', body, signedWith('', 'e2'));
+    expect([unset.status, await unset.json()]).toEqual([
+      403,
+      { error: 'Webhook route is missing an HMAC secret' },
+    ]);
+    const both = await post('both', body, signedWith(SECRET, 'e3'));
+    expect([both.status, await both.json()]).toEqual([404, { error: 'Unknown route: both' }]);
+    const log = gateway.process.stderr();
+    expect(log).toContain('secret_env NOT_IN_DOTENV is not set');
+    expect(log).toContain('webhook route both: set secret or secret_env, not both');
+    expect(log).not.toContain(envSecret);
   });
 
   it('deliver_only sends the rendered payload straight to Telegram; a failed delivery is 502', async () => {

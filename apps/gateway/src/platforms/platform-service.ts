@@ -139,6 +139,7 @@ export class PlatformService {
               configured: webhook.routes,
               owner: runtime.name,
               warn: (message) => logger.warn(message),
+              secret: (name) => runtime.secret(name),
             }),
             // Another profile's replies: its webhook routes through the one listener, any other
             // platform through the gateway's own adapter of it.

@@ -8,6 +8,13 @@ export const DEFAULT_WEBHOOK_RATE_LIMIT = 30;
 
 const routeSchema = v.object({
   secret: v.optional(v.string()),
+  /** The name of the variable (in the profile's `.env`) that holds the secret. */
+  secret_env: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'secret_env must name an environment variable'),
+    ),
+  ),
   enabled: v.optional(v.boolean(), true),
   /** Absent: the profile whose config declares it. null, blank or not a string: never reachable. */
   profile: v.optional(v.unknown()),
@@ -38,10 +45,33 @@ export interface WebhookRoute {
   readonly dynamic: boolean;
 }
 
-function parseRoutes(
-  value: unknown,
-  options: { dynamic: boolean; owner: string; warn: (message: string) => void },
-): Map<string, WebhookRoute> {
+interface ParseOptions {
+  readonly dynamic: boolean;
+  readonly owner: string;
+  readonly warn: (message: string) => void;
+  /** The declaring profile's secrets (its `.env`), for `secret_env`. */
+  readonly secret: (name: string) => string | undefined;
+}
+
+/**
+ * A route's secret: `secret` as written, or the variable `secret_env` names. Unset, the route has
+ * no secret and every delivery to it is refused (403) — never taken unsigned.
+ */
+function routeSecret(
+  name: string,
+  route: { readonly secret?: string | undefined; readonly secret_env?: string | undefined },
+  options: ParseOptions,
+): string | undefined {
+  if (route.secret_env === undefined) return route.secret;
+  const value = options.secret(route.secret_env);
+  if (value === undefined || value === '')
+    options.warn(
+      `webhook route ${name}: secret_env ${route.secret_env} is not set (put it in the profile's .env); deliveries to it are refused until it is`,
+    );
+  return value === '' ? undefined : value;
+}
+
+function parseRoutes(value: unknown, options: ParseOptions): Map<string, WebhookRoute> {
   const routes = new Map<string, WebhookRoute>();
   if (value === undefined || value === null) return routes;
   if (typeof value !== 'object' || Array.isArray(value)) {
@@ -61,6 +91,12 @@ function parseRoutes(
       continue;
     }
     const route = parsed.output;
+    if (route.secret !== undefined && route.secret_env !== undefined) {
+      options.warn(
+        `webhook route ${name}: set secret or secret_env, not both (which one signs is ambiguous); ignored`,
+      );
+      continue;
+    }
     const hasProfile = raw !== null && typeof raw === 'object' && 'profile' in raw;
     const profile = !hasProfile
       ? options.owner
@@ -69,7 +105,7 @@ function parseRoutes(
         : null;
     routes.set(name, {
       name,
-      secret: route.secret,
+      secret: routeSecret(name, route, options),
       enabled: route.enabled,
       profile,
       events: route.events,
@@ -97,6 +133,7 @@ export class WebhookRoutes {
   readonly #file: string;
   readonly #owner: string;
   readonly #warn: (message: string) => void;
+  readonly #secret: (name: string) => string | undefined;
   #dynamic = new Map<string, WebhookRoute>();
   #mtimeMs: number | undefined;
 
@@ -106,14 +143,18 @@ export class WebhookRoutes {
     /** The profile whose config declares the routes: a route without `profile:` is bound to it. */
     owner: string;
     warn: (message: string) => void;
+    /** The declaring profile's secrets (its `.env`, never the process environment under multiplexing). */
+    secret: (name: string) => string | undefined;
   }) {
     this.#file = path.join(options.home, WEBHOOK_SUBSCRIPTIONS_FILE);
     this.#owner = options.owner;
     this.#warn = options.warn;
+    this.#secret = options.secret;
     this.#static = parseRoutes(options.configured, {
       dynamic: false,
       owner: options.owner,
       warn: options.warn,
+      secret: options.secret,
     });
   }
 
@@ -140,6 +181,7 @@ export class WebhookRoutes {
         dynamic: true,
         owner: this.#owner,
         warn: this.#warn,
+        secret: this.#secret,
       });
     } catch (error) {
       this.#warn(

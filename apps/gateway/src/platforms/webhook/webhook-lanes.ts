@@ -199,6 +199,7 @@ export class WebhookLanes {
       configured: platform.settings.routes,
       owner: name,
       warn,
+      secret: (key) => runtime.secret(key),
     });
   }
 }

@@ -272,6 +272,8 @@ describe('webhook adapter', () => {
       ['notify', '/p/%ZZ', { error: 'Unknown or unconfigured profile' }],
       ['notify', '/p/%20', { error: 'Unknown or unconfigured profile' }],
       ['notify', '/p/%09', { error: 'Unknown or unconfigured profile' }],
+      // A long unknown name is quoted cut to 200 characters, not echoed back whole.
+      ['x'.repeat(5000), '', { error: `Unknown route: ${'x'.repeat(200)}…` }],
     ] as const) {
       const response = await post(route, body, headers, prefix);
       expect([response.status, await response.json()], `${prefix}/webhooks/${route}`).toEqual([

@@ -121,18 +121,19 @@ export function issuePath(issue: v.BaseIssue<unknown>): string | null {
 /** An issue quotes the value (and names the key) it refused: each is cut to this many characters. */
 const ISSUE_TEXT_MAX_CHARS = 200;
 
-function clip(text: string): string {
+/** A refused value (or key) as an error quotes it: cut to `ISSUE_TEXT_MAX_CHARS` characters. */
+export function clipQuoted(text: string): string {
   return text.length > ISSUE_TEXT_MAX_CHARS ? `${text.slice(0, ISSUE_TEXT_MAX_CHARS)}…` : text;
 }
 
 export function invalidFromIssues(issues: readonly v.BaseIssue<unknown>[]): HttpError {
   const first = issues[0];
   const path = first ? issuePath(first) : null;
-  const param = path === null ? null : clip(path);
+  const param = path === null ? null : clipQuoted(path);
   const message = first
     ? param
-      ? `Invalid '${param}': ${clip(first.message)}`
-      : `Invalid request body: ${clip(first.message)}`
+      ? `Invalid '${param}': ${clipQuoted(first.message)}`
+      : `Invalid request body: ${clipQuoted(first.message)}`
     : 'Invalid request body';
   return new HttpError({ status: 400, code: 'invalid_request', message, param });
 }

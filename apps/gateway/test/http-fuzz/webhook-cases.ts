@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { clipQuoted } from '../../src/http/body.js';
 import type { WireRequest } from './client.js';
 import type { Dice } from './weird-values.js';
 
@@ -846,7 +847,9 @@ export function expectedAnswers(facts: WebhookFacts, memory: WebhookMemory): All
       {
         status: 404,
         error:
-          facts.routeName === undefined ? /^Unknown route: / : `Unknown route: ${facts.routeName}`,
+          facts.routeName === undefined
+            ? /^Unknown route: /
+            : `Unknown route: ${clipQuoted(facts.routeName)}`,
       },
     ];
   if (!route.enabled) return [{ status: 403, error: `Route disabled: ${route.name}` }];

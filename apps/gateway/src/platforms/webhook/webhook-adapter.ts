@@ -10,6 +10,7 @@ import type {
   SendResult,
 } from '@hermes/supervisor';
 import type { Logger } from 'pino';
+import { clipQuoted } from '../../http/body.js';
 import { refuseUnparsableRequest } from '../../http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import type { InboundMessage } from '../inbound.js';
@@ -291,7 +292,7 @@ export class WebhookAdapter implements PlatformAdapter {
     // 3–4. route exists and is bound to this profile (a mismatch looks like an unknown route)
     const route = lane.route(name);
     if (!route) {
-      answer(response, 404, { error: `Unknown route: ${name}` });
+      answer(response, 404, { error: `Unknown route: ${clipQuoted(name)}` });
       return;
     }
     // 5. enabled

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IdempotencyCache } from './idempotency-cache.js';
 import { FixedRateWindow } from './rate-window.js';
+import { PRETTY_PAYLOAD_MAX_CHARS, renderPrompt } from './routes.js';
 import { signV1, signV2, verifySignature } from './signature.js';
 
 const body = Buffer.from('{"action":"opened"}');
@@ -72,5 +73,22 @@ describe('idempotency cache', () => {
     cache.add('c');
     expect(cache.has('a')).toBe(false);
     expect(cache.has('c')).toBe(true);
+  });
+});
+
+describe('webhook prompt', () => {
+  it('quotes a small payload indented and a large one compact, so nesting cannot multiply its size', () => {
+    const small = { repository: { name: 'hermes' } };
+    expect(renderPrompt('{payload}', { route: 'r', event: undefined, payload: small })).toBe(
+      JSON.stringify(small, null, 2),
+    );
+    // 64 levels deep, about 1 MiB compact: indented, every value would carry up to 128 spaces.
+    let deep: unknown = Array.from({ length: 60_000 }, () => 1);
+    for (let level = 0; level < 63; level += 1) deep = [deep];
+    const compact = JSON.stringify(deep);
+    expect(compact.length).toBeGreaterThan(PRETTY_PAYLOAD_MAX_CHARS);
+    const prompt = renderPrompt(undefined, { route: 'r', event: 'push', payload: deep });
+    expect(prompt).toContain(compact);
+    expect(prompt.length).toBeLessThan(compact.length + 100);
   });
 });

@@ -196,12 +196,24 @@ export class WebhookRoutes {
   }
 }
 
+/**
+ * A payload whose compact JSON is longer than this is quoted compact: indenting a deeply nested
+ * one can multiply its size many times over (64 levels of two spaces before every value).
+ */
+export const PRETTY_PAYLOAD_MAX_CHARS = 16 * 1024;
+
+/** The payload as a prompt quotes it: indented, unless that would make a large one larger. */
+export function payloadJson(payload: unknown): string {
+  const compact = JSON.stringify(payload) ?? 'null';
+  return compact.length > PRETTY_PAYLOAD_MAX_CHARS ? compact : JSON.stringify(payload, null, 2);
+}
+
 /** `{payload.a.b}`, `{event}`, `{route}`, `{payload}` (the whole payload as JSON). */
 export function renderPrompt(
   template: string | undefined,
   input: { route: string; event: string | undefined; payload: unknown },
 ): string {
-  const json = JSON.stringify(input.payload, null, 2);
+  const json = payloadJson(input.payload);
   if (template === undefined)
     return `Webhook ${input.route}${input.event ? ` (${input.event})` : ''} received:\n\`\`\`json\n${json}\n\`\`\``;
   return template.replace(/\{([A-Za-z0-9_.-]+)\}/g, (whole, key: string) => {

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,19 @@ export function gatewayEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.
     if (process.env[name] !== undefined) env[name] = process.env[name];
   }
   return { ...env, HERMES_HOME: home, HERMES_LOG_LEVEL: 'debug', ...extra };
+}
+
+/** A named profile's home under `root` (`<root>/profiles/<name>`) holding `files` (0600). */
+export async function makeProfile(
+  root: string,
+  name: string,
+  files: Record<string, string>,
+): Promise<string> {
+  const home = path.join(root, 'profiles', name);
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  for (const [file, text] of Object.entries(files))
+    await writeFile(path.join(home, file), text, { mode: 0o600 });
+  return home;
 }
 
 /** Writes `config.yaml` pointing the model at `baseUrl` (and anything else given). */

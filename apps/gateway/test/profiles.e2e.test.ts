@@ -3,17 +3,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startModelServer, tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { startGateway } from './gateway-process.js';
+import { makeProfile, startGateway } from './gateway-process.js';
 
 const REJECTED = { error: 'Unknown or unconfigured profile' };
-
-async function makeProfile(root: string, name: string, files: Record<string, string>) {
-  const home = path.join(root, 'profiles', name);
-  await mkdir(home, { recursive: true, mode: 0o700 });
-  for (const [file, text] of Object.entries(files))
-    await writeFile(path.join(home, file), text, { mode: 0o600 });
-  return home;
-}
 
 function providerConfig(baseUrl: string, extra = ''): string {
   return `model:\n  provider: mock\n  default: test-model\nproviders:\n  mock:\n    base_url: ${baseUrl}\n    key_env: MOCK_KEY\n${extra}`;

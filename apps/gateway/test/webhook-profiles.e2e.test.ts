@@ -6,7 +6,7 @@ import { startModelServer, tempHome } from '@hermes/testkit';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { signV2 } from '../src/platforms/webhook/signature.js';
-import { startGateway } from './gateway-process.js';
+import { makeProfile, startGateway } from './gateway-process.js';
 import { echoScript } from './model-scripts.js';
 
 const DEFAULT_SECRET = 'whsec-default-0123456789';
@@ -55,14 +55,6 @@ const WORK_WEBHOOK = `platforms:
         deliver_only: true
         prompt: "build {payload.marker}"
 `;
-
-async function makeProfile(root: string, name: string, files: Record<string, string>) {
-  const home = path.join(root, 'profiles', name);
-  await mkdir(home, { recursive: true, mode: 0o700 });
-  for (const [file, text] of Object.entries(files))
-    await writeFile(path.join(home, file), text, { mode: 0o600 });
-  return home;
-}
 
 /** A root with the default profile, `work` and a parked profile; multiplexing when asked. */
 async function profileRoot(multiplex: boolean) {

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
 import { parseEvents } from '../gateway-process.js';
-import type { WireResponse } from './client.js';
+import type { WireRequest, WireResponse } from './client.js';
 import type { FuzzCase } from './mutations.js';
 import type { RawProbe } from './raw-probes.js';
 
@@ -200,9 +200,13 @@ export function judgeAnswer(input: {
   return problems;
 }
 
-/** A request and its answer, short enough to read in a test report. */
-export function describeExchange(fuzzCase: FuzzCase, response: WireResponse | string): string {
-  const { request } = fuzzCase;
+/** A request and its answer, short enough to read in a test report, under a first line. */
+export function describeWire(
+  title: string,
+  request: WireRequest,
+  response: WireResponse | string,
+  limits: { readonly path: number; readonly body: number; readonly answer: number },
+): string {
   const clip = (text: string, max: number) =>
     text.length > max ? `${text.slice(0, max)}…(${text.length} chars)` : text;
   const headers = Object.entries(request.headers)
@@ -211,18 +215,28 @@ export function describeExchange(fuzzCase: FuzzCase, response: WireResponse | st
   const body =
     request.body === undefined
       ? '(none)'
-      : clip(JSON.stringify(request.body.toString('latin1')), 400);
+      : clip(JSON.stringify(request.body.toString('latin1')), limits.body);
   const answer =
     typeof response === 'string'
       ? response
-      : `${response.status} ${clip(response.body.toString('utf8'), 500)}`;
+      : `${response.status} ${clip(response.body.toString('utf8'), limits.answer)}`;
   return [
-    `#${fuzzCase.index} ${fuzzCase.template.name} [${fuzzCase.mutations.join(' | ') || 'valid'}] expect ${fuzzCase.verdict}`,
-    `  ${request.method} ${clip(request.path, 300)}${request.chunked ? ' (chunked)' : ''}`,
+    title,
+    `  ${request.method} ${clip(request.path, limits.path)}${request.chunked ? ' (chunked)' : ''}`,
     `  headers ${headers}`,
     `  body ${body}`,
     `  → ${answer}`,
   ].join('\n');
+}
+
+/** A request and its answer, short enough to read in a test report. */
+export function describeExchange(fuzzCase: FuzzCase, response: WireResponse | string): string {
+  return describeWire(
+    `#${fuzzCase.index} ${fuzzCase.template.name} [${fuzzCase.mutations.join(' | ') || 'valid'}] expect ${fuzzCase.verdict}`,
+    fuzzCase.request,
+    response,
+    { path: 300, body: 400, answer: 500 },
+  );
 }
 
 /** Everything wrong with what a raw probe got back (each answer on its connection). */

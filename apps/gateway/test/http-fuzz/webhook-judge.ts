@@ -1,4 +1,5 @@
 import type { WireResponse } from './client.js';
+import { describeWire } from './judge.js';
 import type { Allowed, WebhookCase } from './webhook-cases.js';
 
 /** An answer as the webhook listener gives it: `{"error": …}` or `{"status": …}`. */
@@ -71,25 +72,10 @@ export function describeWebhookExchange(
   fuzzCase: WebhookCase,
   response: WireResponse | string,
 ): string {
-  const { request } = fuzzCase;
-  const clip = (text: string, max: number) =>
-    text.length > max ? `${text.slice(0, max)}…(${text.length} chars)` : text;
-  const headers = Object.entries(request.headers)
-    .map(([name, value]) => `${name}: ${clip(JSON.stringify(value), 120)}`)
-    .join('; ');
-  const body =
-    request.body === undefined
-      ? '(none)'
-      : clip(JSON.stringify(request.body.toString('latin1')), 300);
-  const answer =
-    typeof response === 'string'
-      ? response
-      : `${response.status} ${clip(response.body.toString('utf8'), 300)}`;
-  return [
+  return describeWire(
     `#${fuzzCase.index} ${fuzzCase.routeSpec.name} [${fuzzCase.mutations.join(' | ') || 'valid'}]`,
-    `  ${request.method} ${clip(request.path, 200)}${request.chunked ? ' (chunked)' : ''}`,
-    `  headers ${headers}`,
-    `  body ${body}`,
-    `  → ${answer}`,
-  ].join('\n');
+    fuzzCase.request,
+    response,
+    { path: 200, body: 300, answer: 300 },
+  );
 }

@@ -49,7 +49,8 @@ describe('FTS catch-up across processes', () => {
     expect(held.hits).toHaveLength(30);
     expect(held.hits[0]).toMatchObject({ messageId: last, sessionId: 'other' });
     expect(held.hits[0]?.snippet).toContain('>>>pending<<< >>>note<<<');
-    // Still pending: the answer came from the LIKE over the unindexed tail.
+    // Still pending: the answer came from the same MATCH over the unindexed tail (a TEMP fts5
+    // table of the reader's connection), so `7` is a word, not a substring of 17 and 27.
     expect(indexedThrough(databasePath)).toBe(0);
     expect(reader.searchMessages('other pending note 7').hits.map((hit) => hit.messageId)).toEqual([
       last - 22,
@@ -60,6 +61,37 @@ describe('FTS catch-up across processes', () => {
     const free = reader.searchMessages('pending note', { limit: 100 });
     expect(free.hits.map((hit) => hit.messageId)).toEqual(held.hits.map((hit) => hit.messageId));
     expect(indexedThrough(databasePath)).toBe(last); // the lock is free: this search indexed them
+    await reader.close();
+    expect(ftsIndexReport(databasePath)).toMatchObject({ integrity: 'ok', indexedRows: 30 });
+  }, 60_000);
+
+  it('falls back to LIKE over the pending rows when its TEMP index cannot be used, and still finds them', async () => {
+    const databasePath = await newDatabase();
+    const reader = await reopenStore(databasePath);
+    // An ordinary TEMP table under the name the search gives its fts5 table: MATCH fails there.
+    await reader.withWriteTransaction((database) =>
+      database.exec('CREATE TEMP TABLE messages_fts_pending(content)'),
+    );
+    const writer = await runFixture(
+      'fts-writer.ts',
+      [databasePath, 'hold', 'other', '30'],
+      'holding',
+    );
+    const last = lastId(await writer.waitForLine(/holding (\d+)/));
+    const held = reader.searchMessages('pending note', { limit: 100 });
+    expect(held.mode).toBe('fts');
+    expect(held.hits).toHaveLength(30);
+    expect(held.hits[0]).toMatchObject({ messageId: last, sessionId: 'other' });
+    expect(held.hits[0]?.snippet).toContain('>>>pending<<< >>>note<<<');
+    expect(indexedThrough(databasePath)).toBe(0);
+    // LIKE matches substrings: `7` is also found inside 17 and 27.
+    expect(reader.searchMessages('other pending note 7').hits.map((hit) => hit.messageId)).toEqual([
+      last - 2,
+      last - 12,
+      last - 22,
+    ]);
+    writer.kill('SIGKILL');
+    await writer.exited;
     await reader.close();
     expect(ftsIndexReport(databasePath)).toMatchObject({ integrity: 'ok', indexedRows: 30 });
   }, 60_000);

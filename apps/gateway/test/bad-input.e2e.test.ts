@@ -21,6 +21,25 @@ async function openStore(home: string): Promise<SessionStore> {
   return store;
 }
 
+/**
+ * Writes `bytes` on a new connection to `url` and resolves with everything the server wrote until
+ * it closed the connection. `later` is written once the first bytes of the answer are back.
+ */
+function rawExchange(url: string, bytes: string, later = ''): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => {
+      if (chunks.length === 0 && later) socket.write(later);
+      chunks.push(chunk);
+    });
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
 /** Every stored session, hidden, archived and children included. */
 function everySession(store: SessionStore) {
   return store.listSessionsRich({
@@ -390,7 +409,6 @@ describe('requests the HTTP adapter cannot turn into a URL', () => {
 describe('requests Node cannot parse', () => {
   it('answers them in the OpenAI shape (400, or 431 for oversized headers) and keeps serving', async () => {
     const gateway = await startGateway();
-    const { hostname, port } = new URL(gateway.url);
     const probes: [string, number, string][] = [
       ['GET \\health HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
       ['GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'invalid_request'],
@@ -403,14 +421,7 @@ describe('requests Node cannot parse', () => {
     ];
     for (const [bytes, status, code] of probes) {
       const label = JSON.stringify(bytes.slice(0, 60));
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect({ host: hostname, port: Number(port) });
-        const chunks: Buffer[] = [];
-        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-        socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
-        socket.on('error', reject);
-        socket.write(bytes);
-      });
+      const answer = await rawExchange(gateway.url, bytes);
       expect(answer, label).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
       expect(JSON.parse(body || 'null'), label).toMatchObject({
@@ -435,20 +446,6 @@ describe('bytes Node cannot parse after a valid request on the same connection',
     const home = (await tempHome()).path;
     await writeConfig(home, modelConfig(model.baseUrl));
     const gateway = await startGateway({ home });
-    const { hostname, port } = new URL(gateway.url);
-    // `later` is written once the first bytes of the answer are back.
-    const exchange = (bytes: string, later = '') =>
-      new Promise<string>((resolve, reject) => {
-        const socket = connect({ host: hostname, port: Number(port) });
-        const chunks: Buffer[] = [];
-        socket.on('data', (chunk: Buffer) => {
-          if (chunks.length === 0 && later) socket.write(later);
-          chunks.push(chunk);
-        });
-        socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
-        socket.on('error', reject);
-        socket.write(bytes);
-      });
     const chat = (stream: boolean) => {
       const body = JSON.stringify({
         model: 'hermes-agent',
@@ -459,7 +456,7 @@ describe('bytes Node cannot parse after a valid request on the same connection',
     };
     const garbage = 'FUZZ /health HTTP/1.1\r\nHost: x\r\n\r\n';
 
-    const plain = await exchange(chat(false) + garbage);
+    const plain = await rawExchange(gateway.url, chat(false) + garbage);
     expect(plain).toMatch(/^HTTP\/1\.1 200 /);
     expect(plain).toContain('first answer');
     const refusal = plain.indexOf('HTTP/1.1 400 ');
@@ -467,7 +464,7 @@ describe('bytes Node cannot parse after a valid request on the same connection',
     expect(plain.slice(refusal)).toContain('"code":"invalid_request"');
 
     // The same while the answer is an SSE stream already partly written.
-    const streamed = await exchange(chat(true), garbage);
+    const streamed = await rawExchange(gateway.url, chat(true), garbage);
     expect(streamed).toMatch(/^HTTP\/1\.1 200 /);
     const deltas = [...streamed.matchAll(/"delta":\{[^}]*"content":"([^"]*)"/g)].map((m) => m[1]);
     expect(deltas.join('')).toBe('streamed answer');

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
-import { openSessionStore } from '../src/index.js';
+import { openSessionStore, type SessionStore } from '../src/index.js';
 import { ftsIndexReport, indexedThrough } from './fts-index.js';
 import { reopenStore } from './helpers.js';
 import { runFixture } from './processes.js';
@@ -17,6 +17,34 @@ async function newDatabase(): Promise<string> {
 
 function lastId(line: RegExpMatchArray): number {
   return Number(line[1]);
+}
+
+/**
+ * A reader store, then another process that writes 30 messages to session `other` and holds the
+ * write lock before it can index them. `prepare` runs on the reader before the writer starts.
+ */
+async function pendingWhileHeld(prepare?: (reader: SessionStore) => Promise<unknown>) {
+  const databasePath = await newDatabase();
+  const reader = await reopenStore(databasePath); // opened first: opening needs the lock
+  await prepare?.(reader);
+  const writer = await runFixture(
+    'fts-writer.ts',
+    [databasePath, 'hold', 'other', '30'],
+    'holding',
+  );
+  const last = lastId(await writer.waitForLine(/holding (\d+)/));
+  return { databasePath, reader, writer, last };
+}
+
+/** The reader finds all 30 pending rows, newest first, with FTS-style snippets; none is indexed. */
+function expectPendingFound(reader: SessionStore, databasePath: string, last: number) {
+  const held = reader.searchMessages('pending note', { limit: 100 });
+  expect(held.mode).toBe('fts');
+  expect(held.hits).toHaveLength(30);
+  expect(held.hits[0]).toMatchObject({ messageId: last, sessionId: 'other' });
+  expect(held.hits[0]?.snippet).toContain('>>>pending<<< >>>note<<<');
+  expect(indexedThrough(databasePath)).toBe(0);
+  return held;
 }
 
 describe('FTS catch-up across processes', () => {
@@ -36,22 +64,10 @@ describe('FTS catch-up across processes', () => {
   }, 60_000);
 
   it("a search finds another process's pending rows while that process holds the write lock", async () => {
-    const databasePath = await newDatabase();
-    const reader = await reopenStore(databasePath); // opened first: opening needs the lock
-    const writer = await runFixture(
-      'fts-writer.ts',
-      [databasePath, 'hold', 'other', '30'],
-      'holding',
-    );
-    const last = lastId(await writer.waitForLine(/holding (\d+)/));
-    const held = reader.searchMessages('pending note', { limit: 100 });
-    expect(held.mode).toBe('fts');
-    expect(held.hits).toHaveLength(30);
-    expect(held.hits[0]).toMatchObject({ messageId: last, sessionId: 'other' });
-    expect(held.hits[0]?.snippet).toContain('>>>pending<<< >>>note<<<');
+    const { databasePath, reader, writer, last } = await pendingWhileHeld();
+    const held = expectPendingFound(reader, databasePath, last);
     // Still pending: the answer came from the same MATCH over the unindexed tail (a TEMP fts5
     // table of the reader's connection), so `7` is a word, not a substring of 17 and 27.
-    expect(indexedThrough(databasePath)).toBe(0);
     expect(reader.searchMessages('other pending note 7').hits.map((hit) => hit.messageId)).toEqual([
       last - 22,
     ]);
@@ -66,24 +82,13 @@ describe('FTS catch-up across processes', () => {
   }, 60_000);
 
   it('falls back to LIKE over the pending rows when its TEMP index cannot be used, and still finds them', async () => {
-    const databasePath = await newDatabase();
-    const reader = await reopenStore(databasePath);
     // An ordinary TEMP table under the name the search gives its fts5 table: MATCH fails there.
-    await reader.withWriteTransaction((database) =>
-      database.exec('CREATE TEMP TABLE messages_fts_pending(content)'),
+    const { databasePath, reader, writer, last } = await pendingWhileHeld((store) =>
+      store.withWriteTransaction((database) =>
+        database.exec('CREATE TEMP TABLE messages_fts_pending(content)'),
+      ),
     );
-    const writer = await runFixture(
-      'fts-writer.ts',
-      [databasePath, 'hold', 'other', '30'],
-      'holding',
-    );
-    const last = lastId(await writer.waitForLine(/holding (\d+)/));
-    const held = reader.searchMessages('pending note', { limit: 100 });
-    expect(held.mode).toBe('fts');
-    expect(held.hits).toHaveLength(30);
-    expect(held.hits[0]).toMatchObject({ messageId: last, sessionId: 'other' });
-    expect(held.hits[0]?.snippet).toContain('>>>pending<<< >>>note<<<');
-    expect(indexedThrough(databasePath)).toBe(0);
+    expectPendingFound(reader, databasePath, last);
     // LIKE matches substrings: `7` is also found inside 17 and 27.
     expect(reader.searchMessages('other pending note 7').hits.map((hit) => hit.messageId)).toEqual([
       last - 2,

@@ -1,12 +1,7 @@
 import { ERROR_MESSAGES, SessionStoreError } from './errors.js';
 import { ftsProblem } from './fts-health.js';
-import { readFtsIndexState } from './fts-watermark.js';
-import {
-  FTS_INDEXED_THROUGH_KEY,
-  FTS_STALE_KEY,
-  SEARCH_DEFAULT_LIMIT,
-  SEARCH_MAX_LIMIT,
-} from './limits.js';
+import { FtsWatermarkError, readFtsIndexState } from './fts-watermark.js';
+import { FTS_STALE_KEY, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from './limits.js';
 import { shapePreview } from './preview.js';
 import {
   parseSearchTerms,
@@ -199,8 +194,7 @@ export function searchMessages(
     const { sql, parameters } = filters(options);
     try {
       const through = state.through;
-      if (through === null)
-        throw new Error(`messages_fts watermark ${FTS_INDEXED_THROUGH_KEY} is missing`);
+      if (through === null) throw new FtsWatermarkError('missing');
       const rows = context
         .statement(
           `SELECT m.id AS messageId, m.session_id AS sessionId, m.role AS role, m.timestamp AS timestamp,

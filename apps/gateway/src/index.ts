@@ -9,9 +9,9 @@ export {
   type RunningGateway,
   startGateway,
 } from './gateway.js';
-export { PROFILE_REJECTED_BODY } from './http/app.js';
 export { CHAT_STREAM_EVENTS } from './http/chat-events.js';
 export { SESSION_ID_HEADER, SESSION_KEY_HEADER } from './http/conversation-input.js';
+export { PROFILE_REJECTED_BODY } from './http/profile-prefix.js';
 export { HERMES_MODEL_NAME } from './http/routes/info.js';
 export { LOG_FILE_NAME, LOG_ROTATE_KEEP, LOG_ROTATE_SIZE } from './logging/logger.js';
 export { REDACTED, SecretScrubber } from './logging/secret-scrubber.js';

@@ -14,6 +14,7 @@ import { profileApiKey, servedProfile } from '../runtime/profiles.js';
 import { assertDeclaredLength } from './body.js';
 import { errorBody, HttpError, httpErrors, renderHttpError } from './errors.js';
 import type { GatewayDeps, GatewayEnv } from './gateway-env.js';
+import { PROFILE_REJECTED_BODY, splitProfilePrefix } from './profile-prefix.js';
 import { registerChatCompletionRoutes } from './routes/chat-completions.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerInfoRoutes } from './routes/info.js';
@@ -22,9 +23,6 @@ import { registerResponseRoutes } from './routes/responses.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerSessionChatRoutes } from './routes/session-chat.js';
 import { registerSessionRoutes } from './routes/sessions.js';
-
-/** The body of a request addressed to a profile this gateway does not serve (not an OpenAI error). */
-export const PROFILE_REJECTED_BODY = { error: 'Unknown or unconfigured profile' } as const;
 
 /** Paths answered without a key: liveness probes. */
 const PUBLIC_PATHS = new Set(['/health', '/v1/health']);
@@ -36,22 +34,6 @@ function ownsAuthentication(path: string): boolean {
     path.startsWith('/v1/artifacts/') ||
     path === '/v1/capabilities'
   );
-}
-
-const PROFILE_PREFIX = /^\/p\/([^/]*)(\/.*)?$/;
-
-/** `/p/<name>/rest` → `{ profile: name, path: /rest }`; `null` profile for a bare path. */
-export function splitProfilePrefix(
-  pathname: string,
-): { profile: string | null; path: string } | undefined {
-  const match = PROFILE_PREFIX.exec(pathname);
-  if (!match) return { profile: null, path: pathname };
-  try {
-    const profile = decodeURIComponent(match[1] ?? '').trim();
-    return profile === '' ? undefined : { profile, path: match[2] ?? '/' };
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isLoopbackHost } from '../gateway.js';
-import { splitProfilePrefix } from './app.js';
+import { splitProfilePrefix } from './profile-prefix.js';
 
 describe('splitProfilePrefix', () => {
   it('splits /p/<name>/rest and leaves bare paths alone', () => {

@@ -12,6 +12,7 @@ import type {
 import type { Logger } from 'pino';
 import { clipQuoted } from '../../http/body.js';
 import { refuseUnparsableRequest } from '../../http/errors.js';
+import { PROFILE_REJECTED_BODY, splitProfilePrefix } from '../../http/profile-prefix.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import type { InboundMessage } from '../inbound.js';
 import { IdempotencyCache } from './idempotency-cache.js';
@@ -27,7 +28,6 @@ import type { WebhookLane } from './webhook-lanes.js';
 
 export const DEFAULT_WEBHOOK_PORT = 8644;
 export const DEFAULT_WEBHOOK_MAX_BODY_BYTES = 1_048_576;
-export const PROFILE_REJECTED_ERROR = 'Unknown or unconfigured profile';
 
 export interface WebhookSettings {
   readonly host: string;
@@ -268,10 +268,10 @@ export class WebhookAdapter implements PlatformAdapter {
     // An undecodable name names no route; it is quoted as it came.
     const name = decodeSegment(segment) ?? segment;
     // 2. profile: a prefix that is blank or does not decode names none (refused, as by the API)
-    const prefix = match[1] === undefined ? undefined : decodeSegment(match[1])?.trim();
-    const lane = match[1] !== undefined && !prefix ? null : this.#options.lane(prefix);
+    const split = splitProfilePrefix(pathname);
+    const lane = split ? this.#options.lane(split.profile ?? undefined) : null;
     if (lane === null) {
-      answer(response, 404, { error: PROFILE_REJECTED_ERROR });
+      answer(response, 404, PROFILE_REJECTED_BODY);
       return;
     }
     await lane.ready;

@@ -2,9 +2,8 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { openSessionStore, type SessionStore } from '@hermes/session-store';
-import { startModelServer, tempHome } from '@hermes/testkit';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { modelConfig, startGateway, writeConfig } from './gateway-process.js';
+import { startConfiguredGateway, startGateway } from './gateway-process.js';
 
 type Probe = {
   method: string;
@@ -51,10 +50,7 @@ function everySession(store: SessionStore) {
 
 describe('bad input on every route', () => {
   it('answers 4xx in the OpenAI shape, never 500, and changes nothing', async () => {
-    const model = await startModelServer({ script: [] });
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
+    const { model, gateway } = await startConfiguredGateway([]);
     const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
       method: 'POST',
       json: { title: 'keep' },
@@ -196,7 +192,7 @@ describe('bad input on every route', () => {
     }
 
     expect(model.modelRequests).toHaveLength(0);
-    const store = await openStore(home);
+    const store = await openStore(gateway.home);
     const sessions = everySession(store);
     expect(sessions.sessions.map((session) => session.id)).toEqual([id]);
     expect(store.getSession(id)).toMatchObject({
@@ -263,10 +259,7 @@ describe('integer query parameters', () => {
 
 describe('malformed fields the schema alone let through', () => {
   it('refuses them with 400 invalid_request naming the field, before anything runs or is stored', async () => {
-    const model = await startModelServer({ script: [] });
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
+    const { model, gateway } = await startConfiguredGateway([]);
     const refused: { path: string; json: unknown; param: string }[] = [
       {
         path: '/v1/responses',
@@ -366,7 +359,7 @@ describe('malformed fields the schema alone let through', () => {
       });
     }
     expect(model.modelRequests).toHaveLength(0);
-    const sessions = everySession(await openStore(home));
+    const sessions = everySession(await openStore(gateway.home));
     expect(sessions.sessions).toEqual([]);
   });
 });
@@ -435,17 +428,11 @@ describe('requests Node cannot parse', () => {
 describe('bytes Node cannot parse after a valid request on the same connection', () => {
   it('answer the valid request first, then 400 and close (the answer in flight is not lost)', async () => {
     // The model answers late, so both answers are still owed when the garbage arrives.
-    const model = await startModelServer({
-      script: [
-        { text: 'first answer', delayMs: 300 },
-        // Streamed in slow pieces: the answer is half written when the garbage arrives.
-        { text: 'streamed answer', chunkSize: 4, chunkDelayMs: 100 },
-      ],
-    });
-    onTestFinished(() => model.close());
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
+    const { gateway } = await startConfiguredGateway([
+      { text: 'first answer', delayMs: 300 },
+      // Streamed in slow pieces: the answer is half written when the garbage arrives.
+      { text: 'streamed answer', chunkSize: 4, chunkDelayMs: 100 },
+    ]);
     const chat = (stream: boolean) => {
       const body = JSON.stringify({
         model: 'hermes-agent',
@@ -476,10 +463,7 @@ describe('bytes Node cannot parse after a valid request on the same connection',
 
 describe('response metadata under the keys an object has built in', () => {
   it('checks and keeps __proto__, constructor and prototype entries like any other', async () => {
-    const model = await startModelServer({ script: [{ text: 'ok' }] });
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
+    const { model, gateway } = await startConfiguredGateway([{ text: 'ok' }]);
     for (const key of ['__proto__', 'constructor', 'prototype']) {
       const refused = await gateway.request('/v1/responses', {
         method: 'POST',
@@ -510,10 +494,7 @@ describe('response metadata under the keys an object has built in', () => {
 
 describe('a huge refused value', () => {
   it('is quoted in the error cut to 200 characters, not echoed back whole', async () => {
-    const model = await startModelServer({ script: [] });
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
+    const { model, gateway } = await startConfiguredGateway([]);
     const refused = await gateway.request('/v1/chat/completions', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -538,10 +519,7 @@ describe('a huge refused value', () => {
 
 describe('deeply nested JSON', () => {
   it('is refused with 400 invalid_request before anything runs or is stored, wherever it sits', async () => {
-    const model = await startModelServer({ script: [] });
-    const home = (await tempHome()).path;
-    await writeConfig(home, modelConfig(model.baseUrl));
-    const gateway = await startGateway({ home });
+    const { model, gateway } = await startConfiguredGateway([]);
     const made = await gateway.json<{ session: { id: string } }>('/api/sessions', {
       method: 'POST',
       json: { title: 'keep' },
@@ -570,7 +548,7 @@ describe('deeply nested JSON', () => {
       expect(response.body.error?.code, pathname).toBe('invalid_request');
     }
     expect(model.modelRequests).toHaveLength(0);
-    const sessions = everySession(await openStore(home));
+    const sessions = everySession(await openStore(gateway.home));
     expect(sessions.sessions.map((session) => session.id)).toEqual([id]);
   });
 });

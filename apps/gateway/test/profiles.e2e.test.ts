@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startModelServer, tempHome } from '@hermes/testkit';
 import { describe, expect, it } from 'vitest';
